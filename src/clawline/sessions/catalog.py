@@ -1,0 +1,269 @@
+"""The session catalog: the one domain service that changes sessions.
+
+It canonicalises keys, validates changes (:mod:`clawline.sessions.changes`), resolves lineage
+(root, path, trace id; cycles refused) and writes everything in one store transaction. Callers
+(CLI, gateway methods, agent tools) never write to the store directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from clawline import keys
+from clawline.clock import SYSTEM_CLOCK, Clock
+from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
+from clawline.sessions.changes import apply_changes
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.labels import label_in_use, normalize_label
+from clawline.sessions.transcript import TranscriptEvent
+from clawline.store.base import (
+    MAX_LINEAGE_PATH_BYTES,
+    SessionQuery,
+    Store,
+    StoreTransaction,
+    encode_path,
+)
+from clawline.store.cursor import CursorCodec
+from clawline.types import JSONObject
+
+__all__ = ["CatalogPage", "Change", "SessionCatalog"]
+
+MAX_LIST_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one write did: the entry before (``None`` if created) and after (``None`` if
+    deleted)."""
+
+    key: str
+    before: SessionEntry | None
+    after: SessionEntry | None
+
+    @property
+    def created(self) -> bool:
+        return self.before is None and self.after is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPage:
+    entries: list[SessionEntry]
+    next_cursor: str | None
+
+
+def _path_bytes(path: tuple[str, ...]) -> int:
+    return len(encode_path(path).encode())
+
+
+class SessionCatalog:
+    """Create, patch, delete, reset and list sessions through one :class:`Store`."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        default_agent_id: str = keys.DEFAULT_AGENT_ID,
+        main_key: str = keys.DEFAULT_MAIN_KEY,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.default_agent_id = keys.normalize_agent_id(default_agent_id)
+        self.main_key = main_key
+        self._codec: CursorCodec | None = None
+        self._listeners: list[Callable[[Change], None]] = []
+
+    # --- keys ----------------------------------------------------------------------------
+
+    def canonical(self, raw: object) -> str:
+        return keys.canonicalize(
+            raw, default_agent_id=self.default_agent_id, main_key=self.main_key
+        )
+
+    @property
+    def main_session_key(self) -> str:
+        return keys.main_session_key(self.default_agent_id, self.main_key)
+
+    def on_change(self, listener: Callable[[Change], None]) -> None:
+        """Call ``listener`` after every committed write (used to publish events)."""
+        self._listeners.append(listener)
+
+    def _emit(self, change: Change) -> None:
+        for listener in self._listeners:
+            listener(change)
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def get(self, key: object) -> SessionEntry | None:
+        return self.store.get(self.canonical(key))
+
+    def require(self, key: object) -> SessionEntry:
+        canonical = self.canonical(key)
+        entry = self.store.get(canonical)
+        if entry is None:
+            raise SessionNotFound(f"session not found: {canonical}")
+        return entry
+
+    def _cursor_codec(self) -> CursorCodec:
+        if self._codec is None:
+            self._codec = CursorCodec(self.store.secret())
+        return self._codec
+
+    def page(
+        self, query: SessionQuery | None = None, *, limit: int = 100, cursor: str | None = None
+    ) -> CatalogPage:
+        """One keyset page; ``cursor`` is the ``next_cursor`` of the previous page."""
+        query = query or SessionQuery()
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LIST_LIMIT:
+            raise InvalidField(f"invalid limit (use an integer from 1 to {MAX_LIST_LIMIT})")
+        fingerprint = query.fingerprint()
+        after = None if cursor is None else self._cursor_codec().decode(cursor, fingerprint)
+        page = self.store.page(query, after, limit)
+        next_cursor = (
+            None if page.next is None else self._cursor_codec().encode(page.next, fingerprint)
+        )
+        return CatalogPage(entries=page.entries, next_cursor=next_cursor)
+
+    def by_label(self, label: object, agent_id: str | None = None) -> list[SessionEntry]:
+        agent = None if agent_id is None else keys.normalize_agent_id(agent_id)
+        return self.store.by_label(normalize_label(label), agent)
+
+    # --- writes --------------------------------------------------------------------------
+
+    def patch(
+        self,
+        key: object,
+        changes: Mapping[str, object],
+        *,
+        create: bool = True,
+        touch: bool = True,
+    ) -> Change:
+        """Apply ``changes`` to a session, creating it when missing (unless ``create=False``).
+
+        All checks happen before anything is written; a refused change writes nothing.
+        """
+        canonical = self.canonical(key)
+        now = self.clock.now_ms()
+        with self.store.transaction() as tx:
+            current = tx.get(canonical)
+            if current is None and not create:
+                raise SessionNotFound(f"session not found: {canonical}")
+            result = apply_changes(current, canonical, changes, now=now, touch=touch)
+            entry = result.entry
+            explicit_trace = "traceId" in changes and changes["traceId"] is not None
+            if result.new_parent is not None:
+                tx.lock_lineage()
+                parent = tx.get(result.new_parent)
+                parent_path = parent.lineage_path if parent else (result.new_parent,)
+                if canonical in parent_path:
+                    raise LineageCycle(
+                        f"lineage cycle: {result.new_parent} already descends from {canonical}"
+                    )
+                if explicit_trace:
+                    raise InvalidField("traceId is inherited from the parent session")
+                new_path = (*parent_path, canonical)
+                trace = (parent.trace_id if parent else None) or tx.trace_of_tree(result.new_parent)
+                trace = trace or entry.trace_id
+                self._check_path_size(tx, current, new_path)
+                entry = replace(
+                    entry, lineage_path=new_path, root_session_key=new_path[0], trace_id=trace
+                )
+                if current is not None:
+                    tx.graft(current.lineage_path, new_path, trace)
+            elif current is None:
+                existing = tx.trace_of_tree(canonical)
+                if existing and explicit_trace and existing != entry.trace_id:
+                    raise InvalidField("traceId is inherited from the existing tree")
+                if existing:
+                    entry = replace(entry, trace_id=existing)
+            if result.label_changed and entry.label is not None:
+                holder = tx.key_for_label(entry.agent_id, entry.label)
+                if holder is not None and holder != canonical:
+                    raise label_in_use(entry.label)
+            if current is None:
+                tx.insert(entry)
+                tx.open_transcript(entry.session_id, canonical, now)
+            elif entry != current:
+                tx.update(entry)
+        change = Change(key=canonical, before=current, after=entry)
+        if entry != current:
+            self._emit(change)
+        return change
+
+    @staticmethod
+    def _check_path_size(
+        tx: StoreTransaction, current: SessionEntry | None, new_path: tuple[str, ...]
+    ) -> None:
+        longest = _path_bytes(new_path)
+        if current is not None:
+            below = tx.max_descendant_path_bytes(current.lineage_path)
+            if below:
+                longest = max(
+                    longest, below - _path_bytes(current.lineage_path) + _path_bytes(new_path)
+                )
+        if longest > MAX_LINEAGE_PATH_BYTES:
+            raise LineageError(
+                f"lineage too deep: the path from the root would exceed "
+                f"{MAX_LINEAGE_PATH_BYTES} bytes"
+            )
+
+    def delete(self, key: object, *, archive_transcript: bool = True) -> Change:
+        """Delete exactly one session. Children are never touched: their lineage (path, root,
+        trace id) stays as it was."""
+        canonical = self.canonical(key)
+        now = self.clock.now_ms()
+        with self.store.transaction() as tx:
+            current = tx.get(canonical)
+            if current is None:
+                raise SessionNotFound(f"session not found: {canonical}")
+            tx.delete(canonical)
+            if archive_transcript:
+                tx.archive_transcript(current.session_id, "deleted", now)
+        change = Change(key=canonical, before=current, after=None)
+        self._emit(change)
+        return change
+
+    def reset(self, key: object) -> Change:
+        """Give a session a new incarnation: new ``sessionId``, fresh transcript, old one
+        archived. Lineage, label and settings stay."""
+        canonical = self.canonical(key)
+        now = self.clock.now_ms()
+        with self.store.transaction() as tx:
+            current = tx.get(canonical)
+            if current is None:
+                raise SessionNotFound(f"session not found: {canonical}")
+            entry = replace(
+                current,
+                session_id=keys.new_session_id(),
+                updated_at=max(now, current.updated_at),
+                status=None,
+                started_at=None,
+                ended_at=None,
+            )
+            tx.archive_transcript(current.session_id, "reset", now)
+            tx.update(entry)
+            tx.open_transcript(entry.session_id, canonical, now)
+        change = Change(key=canonical, before=current, after=entry)
+        self._emit(change)
+        return change
+
+    def append(
+        self, key: object, type: str, data: JSONObject, *, touch: bool = True
+    ) -> TranscriptEvent:
+        """Append one event to the session's current transcript (the session must exist)."""
+        canonical = self.canonical(key)
+        now = self.clock.now_ms()
+        with self.store.transaction() as tx:
+            current = tx.get(canonical)
+            if current is None:
+                raise SessionNotFound(f"session not found: {canonical}")
+            tx.open_transcript(current.session_id, canonical, now)
+            event = tx.append_event(current.session_id, now, type, data)
+            after = current
+            if touch and now > current.updated_at:
+                after = replace(current, updated_at=now)
+                tx.update(after)
+        if after is not current:
+            self._emit(Change(key=canonical, before=current, after=after))
+        return event

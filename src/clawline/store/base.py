@@ -1,0 +1,234 @@
+"""The store interface every backend implements.
+
+A store keeps session entries and transcripts. It knows SQL and indexes, not the catalog's
+rules: the :class:`~clawline.sessions.catalog.SessionCatalog` validates changes and then writes
+them through a :class:`StoreTransaction`, so every backend enforces the same rules.
+
+Listing is ordered by ``(updatedAt desc, key desc)`` and paged by keyset: a page ends at a
+:class:`Position` and the next page starts strictly after it. Rows that are not updated during a
+walk are neither skipped nor repeated.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass
+
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.types import JSONObject
+
+__all__ = [
+    "MAX_LINEAGE_PATH_BYTES",
+    "MAX_PAGE_SIZE",
+    "PATH_SEP",
+    "Page",
+    "Position",
+    "SessionQuery",
+    "Store",
+    "StoreTransaction",
+    "decode_path",
+    "encode_path",
+]
+
+PATH_SEP = "\x1f"
+"""Separator of stored lineage paths. Keys never contain control characters, and it sorts
+below every character a key may hold, so a subtree is one index range."""
+
+MAX_LINEAGE_PATH_BYTES = 2048
+"""Bound on a stored lineage path (UTF-8 bytes); keeps it indexable in every backend."""
+
+MAX_PAGE_SIZE = 10_000
+
+
+def encode_path(path: Sequence[str]) -> str:
+    return PATH_SEP.join(path)
+
+
+def decode_path(stored: str) -> tuple[str, ...]:
+    return tuple(stored.split(PATH_SEP))
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A place in the listing order: the last row of a page."""
+
+    updated_at: int
+    key: str
+
+    @classmethod
+    def of(cls, entry: SessionEntry) -> Position:
+        return cls(entry.updated_at, entry.key)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionQuery:
+    """Filters of a listing. Cron run keys are never listed.
+
+    - ``agent_id``: one agent's sessions;
+    - ``updated_since``: rows with ``updatedAt >= updated_since``;
+    - ``label``: exact label;
+    - ``spawned_by``: direct children by ``spawnedBy`` or ``parentSessionKey``;
+    - ``root``: members of one lineage tree (root included);
+    - ``cwd``: rows whose ``spawnedCwd``, else ``spawnedWorkspaceDir``, equals it;
+    - ``exclude_subagents``: drop ``subagent:`` keys;
+    - ``include_global`` / ``include_unknown``: include the literal buckets;
+    - ``search``: case-insensitive substring of key, label, display name or session id.
+    """
+
+    agent_id: str | None = None
+    updated_since: int | None = None
+    label: str | None = None
+    spawned_by: str | None = None
+    root: str | None = None
+    cwd: str | None = None
+    exclude_subagents: bool = False
+    include_global: bool = True
+    include_unknown: bool = True
+    search: str | None = None
+
+    def fingerprint(self) -> str:
+        """A short digest of the filters, to bind a cursor to the query it came from."""
+        canonical = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    entries: list[SessionEntry]
+    next: Position | None
+    """Where the next page starts, or ``None`` when this was the last page."""
+
+
+class StoreTransaction(abc.ABC):
+    """Primitive reads and writes inside one transaction. Used by the catalog only."""
+
+    @abc.abstractmethod
+    def get(self, key: str) -> SessionEntry | None:
+        """The entry, locked for update until the transaction ends."""
+
+    @abc.abstractmethod
+    def key_for_label(self, agent_id: str, label: str) -> str | None: ...
+
+    @abc.abstractmethod
+    def trace_of_tree(self, root_key: str) -> str | None:
+        """The trace id of any row whose root is ``root_key``."""
+
+    @abc.abstractmethod
+    def insert(self, entry: SessionEntry) -> None: ...
+
+    @abc.abstractmethod
+    def update(self, entry: SessionEntry) -> None: ...
+
+    @abc.abstractmethod
+    def delete(self, key: str) -> bool: ...
+
+    @abc.abstractmethod
+    def graft(self, old_path: tuple[str, ...], new_path: tuple[str, ...], trace_id: str) -> int:
+        """Move every strict descendant of ``old_path`` under ``new_path``; return the count."""
+
+    @abc.abstractmethod
+    def max_descendant_path_bytes(self, path: tuple[str, ...]) -> int:
+        """The longest stored path (bytes) among the strict descendants of ``path``; 0 if none."""
+
+    @abc.abstractmethod
+    def lock_lineage(self) -> None:
+        """Serialise lineage changes across concurrent writers (no-op where writers are)."""
+
+    @abc.abstractmethod
+    def open_transcript(self, session_id: str, session_key: str, ts: int) -> None: ...
+
+    @abc.abstractmethod
+    def archive_transcript(self, session_id: str, reason: str, ts: int) -> bool: ...
+
+    @abc.abstractmethod
+    def append_event(
+        self, session_id: str, ts: int, type: str, data: JSONObject
+    ) -> TranscriptEvent: ...
+
+
+class Store(abc.ABC):
+    """A session store. Reads are methods; writes happen in :meth:`transaction`."""
+
+    backend: str
+    """``"sqlite"`` or ``"postgresql"``."""
+
+    location: str
+    """Where the data lives (a file path or a URL without credentials)."""
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+        """A write transaction; committed on normal exit, rolled back on an exception."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def secret(self) -> bytes:
+        """A per-store random secret (created on first use), e.g. for signing cursors."""
+
+    # --- sessions ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def get(self, key: str) -> SessionEntry | None: ...
+
+    @abc.abstractmethod
+    def get_many(self, keys: Sequence[str]) -> dict[str, SessionEntry]: ...
+
+    @abc.abstractmethod
+    def page(self, query: SessionQuery, after: Position | None, limit: int) -> Page:
+        """Up to ``limit`` rows strictly after ``after`` in listing order."""
+
+    @abc.abstractmethod
+    def page_at_offset(self, query: SessionQuery, offset: int, limit: int) -> list[SessionEntry]:
+        """Rows ``offset .. offset+limit`` in listing order (for protocols that demand offsets)."""
+
+    @abc.abstractmethod
+    def count(self, query: SessionQuery) -> int: ...
+
+    @abc.abstractmethod
+    def by_label(self, label: str, agent_id: str | None = None) -> list[SessionEntry]: ...
+
+    @abc.abstractmethod
+    def by_session_id(self, session_id: str) -> list[SessionEntry]: ...
+
+    @abc.abstractmethod
+    def children(self, key: str) -> list[SessionEntry]:
+        """Direct children in the lineage tree, in listing order."""
+
+    @abc.abstractmethod
+    def descendants(self, path: tuple[str, ...]) -> list[SessionEntry]:
+        """Every strict descendant of the session at ``path``, in path order (depth first)."""
+
+    @abc.abstractmethod
+    def tree(self, root_key: str) -> list[SessionEntry]:
+        """Every row whose root is ``root_key`` (the root itself included), in path order."""
+
+    # --- transcripts ---------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def transcript_info(self, session_id: str) -> TranscriptInfo | None: ...
+
+    @abc.abstractmethod
+    def events(
+        self, session_id: str, *, after_seq: int = 0, limit: int = 1000
+    ) -> list[TranscriptEvent]:
+        """Events with ``seq > after_seq`` in ascending order."""
+
+    @abc.abstractmethod
+    def tail(self, session_id: str, limit: int) -> list[TranscriptEvent]:
+        """The last ``limit`` events, in ascending order."""
+
+    def iter_all(self, query: SessionQuery, page_size: int = 1000) -> Iterator[SessionEntry]:
+        """Every matching row by keyset walk."""
+        after: Position | None = None
+        while True:
+            page = self.page(query, after, page_size)
+            yield from page.entries
+            if page.next is None:
+                return
+            after = page.next

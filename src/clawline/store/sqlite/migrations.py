@@ -1,0 +1,130 @@
+"""SQLite schema migrations: an ordered list of named functions, each run once.
+
+Append new migrations at the end; never edit or reorder one that has shipped. Each runs in the
+same transaction as the row that records it in ``clawline_migrations``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from clawline.errors import MigrationError
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def create_meta(db: sqlite3.Connection) -> None:
+    db.execute("CREATE TABLE clawline_meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
+
+
+def create_sessions(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE sessions (
+            key TEXT PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            key_kind TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            label TEXT,
+            display_name TEXT,
+            status TEXT,
+            spawned_by TEXT,
+            parent_session_key TEXT,
+            parent_key TEXT GENERATED ALWAYS AS (coalesce(parent_session_key, spawned_by)) VIRTUAL,
+            spawn_depth INTEGER,
+            subagent_role TEXT,
+            subagent_control_scope TEXT,
+            spawned_workspace_dir TEXT,
+            spawned_cwd TEXT,
+            root_session_key TEXT NOT NULL,
+            trace_id TEXT NOT NULL,
+            lineage_path TEXT NOT NULL,
+            started_at INTEGER,
+            ended_at INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            plugin_extensions TEXT,
+            extra TEXT
+        ) WITHOUT ROWID
+        """
+    )
+    for statement in (
+        "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, key DESC)",
+        "CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at DESC, key DESC)",
+        "CREATE UNIQUE INDEX sessions_label_per_agent ON sessions (agent_id, label)"
+        " WHERE label IS NOT NULL",
+        "CREATE INDEX sessions_by_label ON sessions (label) WHERE label IS NOT NULL",
+        "CREATE INDEX sessions_by_parent ON sessions (parent_key) WHERE parent_key IS NOT NULL",
+        "CREATE INDEX sessions_by_spawned_by ON sessions (spawned_by) WHERE spawned_by IS NOT NULL",
+        "CREATE INDEX sessions_by_root ON sessions (root_session_key)",
+        "CREATE INDEX sessions_by_path ON sessions (lineage_path)",
+        "CREATE INDEX sessions_by_session_id ON sessions (session_id)",
+    ):
+        db.execute(statement)
+
+
+def create_transcripts(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE transcripts (
+            session_id TEXT PRIMARY KEY,
+            session_key TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            archived_at INTEGER,
+            archive_reason TEXT
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute("CREATE INDEX transcripts_by_key ON transcripts (session_key)")
+    db.execute(
+        """
+        CREATE TABLE transcript_events (
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            ts INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [create_meta, create_sessions, create_transcripts]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS clawline_migrations"
+            " (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
+        )
+        done = {row[0] for row in db.execute("SELECT name FROM clawline_migrations")}
+        known = {migration.__name__ for migration in MIGRATIONS}
+        if unknown := done - known:
+            raise MigrationError(
+                f"the store was written by a newer clawline (unknown migrations: "
+                f"{', '.join(sorted(unknown))})"
+            )
+        applied = []
+        for migration in MIGRATIONS:
+            if migration.__name__ in done:
+                continue
+            migration(db)
+            db.execute(
+                "INSERT INTO clawline_migrations (name, applied_at) VALUES (?, ?)",
+                (migration.__name__, int(time.time() * 1000)),
+            )
+            applied.append(migration.__name__)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return applied
