@@ -19,6 +19,7 @@ config.toml::
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from clawline import keys
 from clawline.errors import InvalidInput
 
 __all__ = ["ConfigError", "Settings", "load_settings", "state_dir_from"]
+
+_MAIN_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
 class ConfigError(InvalidInput):
@@ -84,8 +87,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     main_key = sessions.get("main_key", keys.DEFAULT_MAIN_KEY)
     if not isinstance(agent, str) or not keys.is_valid_agent_id(agent):
         raise ConfigError("config: sessions.default_agent must be a valid agent id")
-    if not isinstance(main_key, str) or not main_key or ":" in main_key:
-        raise ConfigError("config: sessions.main_key must be a non-empty string without ':'")
+    if not isinstance(main_key, str) or not _MAIN_KEY.fullmatch(main_key.lower()):
+        raise ConfigError("config: sessions.main_key must be 1-64 letters, digits, '.', '_' or '-'")
     return Settings(
         state_dir=state_dir,
         store_url=url or None,

@@ -61,9 +61,9 @@ DEFAULT_MAIN_KEY = "main"
 MAX_KEY_LENGTH = 512
 """clawline's own bound on a key's length; OpenClaw sets none."""
 
-_AGENT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-_SESSION_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
-_CRON_RUN_REST = re.compile(r"^cron:[^:]+:run:[^:]+$")
+_AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_SESSION_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
+_CRON_RUN_REST = re.compile(r"cron:[^:]+:run:[^:]+")
 _UNSAFE_CHARS = re.compile(r"[\s\x00-\x1f\x7f]")
 _LITERAL_BUCKETS = frozenset({"global", "unknown"})
 _GROUP_MARKERS = frozenset({"group", "channel", "room"})
@@ -82,13 +82,13 @@ class ParsedKey:
 
 def is_valid_agent_id(value: str) -> bool:
     """True when ``value`` matches ``^[a-z0-9][a-z0-9_-]{0,63}$`` ignoring case."""
-    return bool(_AGENT_ID.match(value.lower()))
+    return bool(_AGENT_ID.fullmatch(value.lower()))
 
 
 def normalize_agent_id(value: str) -> str:
     """Lower-case a valid agent id; raise :class:`InvalidField` for an invalid one."""
     lowered = value.strip().lower()
-    if not _AGENT_ID.match(lowered):
+    if not _AGENT_ID.fullmatch(lowered):
         raise InvalidField(
             f'Invalid agentId "{value}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}.'
         )
@@ -98,10 +98,10 @@ def normalize_agent_id(value: str) -> str:
 def sanitize_agent_id(value: str) -> str:
     """OpenClaw's lenient normalisation: never fails, falls back to ``main``."""
     lowered = value.strip().lower()
-    if _AGENT_ID.match(lowered):
+    if _AGENT_ID.fullmatch(lowered):
         return lowered
     replaced = re.sub(r"[^a-z0-9_-]", "-", lowered).strip("-")[:64]
-    return replaced if replaced and _AGENT_ID.match(replaced) else DEFAULT_AGENT_ID
+    return replaced if replaced and _AGENT_ID.fullmatch(replaced) else DEFAULT_AGENT_ID
 
 
 # --- parsing ---------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def is_cron_key(key: str) -> bool:
 
 def is_cron_run_key(key: str) -> bool:
     """An isolated cron run (``agent:<id>:cron:<job>:run:<run>``); never listed."""
-    return bool(_CRON_RUN_REST.match(_rest_of(key)))
+    return bool(_CRON_RUN_REST.fullmatch(_rest_of(key)))
 
 
 def is_native_subagent_key(key: str) -> bool:
@@ -235,15 +235,15 @@ def canonicalize(
     if not isinstance(raw, str):
         raise InvalidSessionKey("invalid session key: must be a string")
     key = raw.strip()
-    if not key or key.lower() == main_key:
+    if not key or key.lower() in (DEFAULT_MAIN_KEY, main_key):
         return main_session_key(default_agent_id, main_key)
-    if len(key) > MAX_KEY_LENGTH:
-        raise InvalidSessionKey(f"invalid session key: too long (max {MAX_KEY_LENGTH})")
     if _UNSAFE_CHARS.search(key):
         raise InvalidSessionKey(
             f"invalid session key: whitespace or control characters are not allowed: {key!r}"
         )
     lowered = key.lower()
+    if len(lowered) > MAX_KEY_LENGTH:
+        raise InvalidSessionKey(f"invalid session key: too long (max {MAX_KEY_LENGTH})")
     if lowered in _LITERAL_BUCKETS:
         return lowered
     parts = lowered.split(":")
@@ -254,7 +254,7 @@ def canonicalize(
             raise InvalidSessionKey(
                 f"invalid session key: {key!r} needs the form agent:<agentId>:<rest>"
             )
-        if not _AGENT_ID.match(parts[1]):
+        if not _AGENT_ID.fullmatch(parts[1]):
             raise InvalidSessionKey(
                 f"invalid session key: agent id {parts[1]!r} must match [a-z0-9][a-z0-9_-]{{0,63}}"
             )
@@ -274,10 +274,13 @@ def main_session_key(agent_id: str = DEFAULT_AGENT_ID, main_key: str = DEFAULT_M
 
 
 def _child_key(agent_id: str, kind: str, child_id: str | None) -> str:
-    ident = (child_id or str(uuid.uuid4())).lower()
+    ident = str(uuid.uuid4()) if child_id is None else child_id.lower()
     if not ident or ":" in ident or _UNSAFE_CHARS.search(ident):
         raise InvalidSessionKey(f"invalid session key: bad {kind} id {ident!r}")
-    return f"agent:{normalize_agent_id(agent_id)}:{kind}:{ident}"
+    key = f"agent:{normalize_agent_id(agent_id)}:{kind}:{ident}"
+    if len(key) > MAX_KEY_LENGTH:
+        raise InvalidSessionKey(f"invalid session key: too long (max {MAX_KEY_LENGTH})")
+    return key
 
 
 def subagent_session_key(agent_id: str, child_id: str | None = None) -> str:
@@ -318,6 +321,6 @@ def new_session_id() -> str:
 
 def validate_session_id(value: str) -> str:
     """Check a transcript-safe session id; OpenClaw's exact error on failure."""
-    if not _SESSION_ID.match(value):
+    if not _SESSION_ID.fullmatch(value):
         raise InvalidField(f"Invalid session ID: {value}")
     return value

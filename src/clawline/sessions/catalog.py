@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
-from clawline.sessions.changes import apply_changes
+from clawline.sessions.changes import apply_changes, check_event
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.labels import label_in_use, normalize_label
 from clawline.sessions.transcript import TranscriptEvent
@@ -21,7 +21,6 @@ from clawline.store.base import (
     MAX_LINEAGE_PATH_BYTES,
     SessionQuery,
     Store,
-    StoreTransaction,
     encode_path,
 )
 from clawline.store.cursor import CursorCodec
@@ -149,14 +148,24 @@ class SessionCatalog:
             current = tx.get(canonical)
             if current is None and not create:
                 raise SessionNotFound(f"session not found: {canonical}")
-            result = apply_changes(current, canonical, changes, now=now, touch=touch)
+            result = apply_changes(
+                current, canonical, changes, now=now, touch=touch, canonical=self.canonical
+            )
             entry = result.entry
             explicit_trace = "traceId" in changes and changes["traceId"] is not None
             if result.new_parent is not None:
                 tx.lock_lineage()
                 parent = tx.get(result.new_parent)
                 parent_path = parent.lineage_path if parent else (result.new_parent,)
-                if canonical in parent_path:
+                old_path = current.lineage_path if current else (canonical,)
+                # Every row whose stored path runs through this session moves with it (children
+                # created before it existed included). No key on the new parent's path may
+                # appear below it, not even a deleted session still named on a path.
+                moving = tx.subtree_paths(old_path)
+                ancestors = set(parent_path)
+                if canonical in ancestors or any(
+                    not ancestors.isdisjoint(below[len(old_path) :]) for below in moving
+                ):
                     raise LineageCycle(
                         f"lineage cycle: {result.new_parent} already descends from {canonical}"
                     )
@@ -165,12 +174,11 @@ class SessionCatalog:
                 new_path = (*parent_path, canonical)
                 trace = (parent.trace_id if parent else None) or tx.trace_of_tree(result.new_parent)
                 trace = trace or entry.trace_id
-                self._check_path_size(tx, current, new_path)
+                self._check_path_size(moving, old_path, new_path)
                 entry = replace(
                     entry, lineage_path=new_path, root_session_key=new_path[0], trace_id=trace
                 )
-                if current is not None:
-                    tx.graft(current.lineage_path, new_path, trace)
+                tx.graft(old_path, new_path, trace)
             elif current is None:
                 existing = tx.trace_of_tree(canonical)
                 if existing and explicit_trace and existing != entry.trace_id:
@@ -193,15 +201,10 @@ class SessionCatalog:
 
     @staticmethod
     def _check_path_size(
-        tx: StoreTransaction, current: SessionEntry | None, new_path: tuple[str, ...]
+        moving: list[tuple[str, ...]], old_path: tuple[str, ...], new_path: tuple[str, ...]
     ) -> None:
-        longest = _path_bytes(new_path)
-        if current is not None:
-            below = tx.max_descendant_path_bytes(current.lineage_path)
-            if below:
-                longest = max(
-                    longest, below - _path_bytes(current.lineage_path) + _path_bytes(new_path)
-                )
+        grown = _path_bytes(new_path) - _path_bytes(old_path)
+        longest = max([_path_bytes(new_path), *(_path_bytes(p) + grown for p in moving)])
         if longest > MAX_LINEAGE_PATH_BYTES:
             raise LineageError(
                 f"lineage too deep: the path from the root would exceed "
@@ -252,6 +255,7 @@ class SessionCatalog:
         self, key: object, type: str, data: JSONObject, *, touch: bool = True
     ) -> TranscriptEvent:
         """Append one event to the session's current transcript (the session must exist)."""
+        check_event(type, data)
         canonical = self.canonical(key)
         now = self.clock.now_ms()
         with self.store.transaction() as tx:

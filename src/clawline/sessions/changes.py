@@ -8,9 +8,9 @@ needs only the current entry, and returns the entry as it would be. Rules that n
 
 from __future__ import annotations
 
-import json
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -20,12 +20,22 @@ from clawline.sessions.entry import CORE_FIELDS, LINEAGE_FIELDS, SessionEntry
 from clawline.sessions.labels import normalize_label
 from clawline.types import JSON
 
-__all__ = ["STATUSES", "ChangeResult", "apply_changes", "new_trace_id", "validate_trace_id"]
+__all__ = [
+    "MAX_STORED_INT",
+    "STATUSES",
+    "ChangeResult",
+    "apply_changes",
+    "check_event",
+    "new_trace_id",
+    "validate_trace_id",
+]
 
 STATUSES: tuple[str, ...] = ("running", "done", "failed", "killed", "timeout")
 MAX_DISPLAY_NAME = 1024
+MAX_STORED_INT = 2**63 - 1
+"""Integer columns are signed 64-bit in every backend."""
 
-_TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
 _SPAWN_ONLY = frozenset(LINEAGE_FIELDS) - {"parentSessionKey"}
 _DERIVED = frozenset({"key", "agentId", "rootSessionKey", "createdAt", "updatedAt", "lineage"})
 _ATTRS = {
@@ -55,21 +65,31 @@ def new_trace_id() -> str:
 
 
 def validate_trace_id(value: object) -> str:
-    if not isinstance(value, str) or not _TRACE_ID.match(value) or value == "0" * 32:
+    if not isinstance(value, str) or not _TRACE_ID.fullmatch(value) or value == "0" * 32:
         raise InvalidField("invalid traceId (use 32 lower-case hex digits, not all zero)")
     return value
 
 
-def _lineage_value(name: str, value: object) -> object:
+def _no_nul(name: str, value: str) -> str:
+    if "\x00" in value:
+        raise InvalidField(f"invalid {name}: NUL characters are not allowed")
+    return value
+
+
+def _lineage_value(name: str, value: object, canonical: Callable[[object], str]) -> object:
     """Check one lineage value; OpenClaw's exact texts where it has them."""
     if name in ("spawnedBy", "parentSessionKey"):
         if not isinstance(value, str):
             raise InvalidField(f"invalid {name}: must be a string")
         if not value.strip():
             raise InvalidField(f"invalid {name}: empty")
-        return keys.canonicalize(value)
+        return canonical(value)
     if name == "spawnDepth":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_STORED_INT
+        ):
             raise InvalidField("invalid spawnDepth (use an integer >= 0)")
         return value
     if name == "subagentRole":
@@ -84,23 +104,58 @@ def _lineage_value(name: str, value: object) -> object:
         raise InvalidField(f"invalid {name}: must be a string")
     if not value.strip():
         raise InvalidField(f"invalid {name}: empty")
-    return value
+    return _no_nul(name, value)
 
 
 def _timestamp(name: str, value: object) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_STORED_INT:
         raise InvalidField(f"invalid {name} (use epoch milliseconds >= 0)")
     return value
 
 
+MAX_JSON_DEPTH = 64
+
+
 def _json_value(name: str, value: object) -> JSON:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise InvalidField(f"invalid {name}: not JSON ({error})") from None
+    """Accept only plain JSON (string keys, finite numbers, no NUL) nested at most
+    :data:`MAX_JSON_DEPTH` deep: exactly what every backend stores and gives back unchanged."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidField(f"invalid {name}: nested deeper than {MAX_JSON_DEPTH} levels")
+        if item is None or isinstance(item, bool | int):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidField(f"invalid {name}: numbers must be finite")
+        elif isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidField(f"invalid {name}: NUL characters are not allowed")
+        elif isinstance(item, list | tuple):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise InvalidField(f"invalid {name}: object keys must be strings")
+                if "\x00" in key:
+                    raise InvalidField(f"invalid {name}: NUL characters are not allowed")
+                stack.append((child, depth + 1))
+        else:
+            raise InvalidField(f"invalid {name}: {type(item).__name__} is not JSON")
     return cast(JSON, value)
+
+
+def check_event(type: object, data: object) -> None:
+    """Check a transcript event before it is appended."""
+    if not isinstance(type, str) or not type.strip():
+        raise InvalidField("invalid event type (use a non-empty string)")
+    _no_nul("event type", type)
+    if not isinstance(data, Mapping):
+        raise InvalidField("invalid event data: must be an object")
+    _json_value("event data", data)
 
 
 def _merge_extensions(
@@ -111,7 +166,7 @@ def _merge_extensions(
         raise InvalidField("invalid pluginExtensions: must be an object of plugin ids")
     merged = {plugin: dict(spaces) for plugin, spaces in current.items()}
     for plugin, spaces in value.items():
-        if not isinstance(plugin, str) or not plugin.strip():
+        if not isinstance(plugin, str) or not plugin.strip() or "\x00" in plugin:
             raise InvalidField("invalid pluginExtensions: plugin ids must be non-empty strings")
         if spaces is None:
             merged.pop(plugin, None)
@@ -120,7 +175,7 @@ def _merge_extensions(
             raise InvalidField(f"invalid pluginExtensions.{plugin}: must be an object")
         target = merged.setdefault(plugin, {})
         for namespace, data in spaces.items():
-            if not isinstance(namespace, str) or not namespace.strip():
+            if not isinstance(namespace, str) or not namespace.strip() or "\x00" in namespace:
                 raise InvalidField(
                     f"invalid pluginExtensions.{plugin}: namespaces must be non-empty strings"
                 )
@@ -140,6 +195,7 @@ def apply_changes(
     *,
     now: int,
     touch: bool = True,
+    canonical: Callable[[object], str] = keys.canonicalize,
 ) -> ChangeResult:
     """Validate ``changes`` against ``current`` (``None`` when the session is new).
 
@@ -178,7 +234,7 @@ def apply_changes(
                 if existing is not None:
                     raise LineageImmutable(f"{name} cannot be cleared once set")
                 continue
-            checked = _lineage_value(name, value)
+            checked = _lineage_value(name, value, canonical)
             if existing is not None and existing != checked:
                 raise LineageImmutable(f"{name} cannot be changed once set")
             updates[_ATTRS[name]] = checked
@@ -191,7 +247,7 @@ def apply_changes(
                 raise InvalidField(
                     f"invalid displayName (use a string of at most {MAX_DISPLAY_NAME} characters)"
                 )
-            updates["display_name"] = value
+            updates["display_name"] = value if value is None else _no_nul(name, value)
         elif name == "status":
             if value is not None and value not in STATUSES:
                 raise InvalidField(
@@ -204,7 +260,9 @@ def apply_changes(
             if current is not None and value != current.session_id:
                 raise InvalidField("sessionId cannot be patched; reset the session instead")
             if value is not None:
-                updates["session_id"] = keys.validate_session_id(str(value))
+                if not isinstance(value, str):
+                    raise InvalidField("invalid sessionId: must be a string")
+                updates["session_id"] = keys.validate_session_id(value)
         elif name == "traceId":
             if current is not None and value != current.trace_id:
                 raise InvalidField("traceId is fixed when a session is created")
@@ -213,7 +271,7 @@ def apply_changes(
         elif name == "pluginExtensions":
             updates["plugin_extensions"] = _merge_extensions(entry.plugin_extensions, value)
         else:
-            if name in CORE_FIELDS or not name or not isinstance(name, str):
+            if name in CORE_FIELDS or not name or not isinstance(name, str) or "\x00" in name:
                 raise InvalidField(f"invalid field name: {name!r}")
             if value is None:
                 extra_changed = extra.pop(name, None) is not None or extra_changed

@@ -18,6 +18,8 @@ def normalize_label(value: object) -> str:
         raise InvalidLabel("invalid label: empty")
     if len(trimmed) > MAX_LABEL_LENGTH:
         raise InvalidLabel(f"invalid label: too long (max {MAX_LABEL_LENGTH})")
+    if "\x00" in trimmed:
+        raise InvalidLabel("invalid label: NUL characters are not allowed")
     return trimmed
 
 

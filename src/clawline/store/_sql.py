@@ -24,7 +24,8 @@ def where_clause(query: SessionQuery, ph: str) -> tuple[list[str], list[Any]]:
     conditions = ["key_kind <> 'cron_run'"]
     params: list[Any] = []
     if query.agent_id is not None:
-        conditions.append(f"agent_id = {ph}")
+        # global and unknown belong to no agent, whatever agent_id their row carries.
+        conditions.append(f"agent_id = {ph} AND key_kind NOT IN ('global', 'unknown')")
         params.append(query.agent_id)
     if query.updated_since is not None:
         conditions.append(f"updated_at >= {ph}")

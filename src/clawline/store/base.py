@@ -132,8 +132,8 @@ class StoreTransaction(abc.ABC):
         """Move every strict descendant of ``old_path`` under ``new_path``; return the count."""
 
     @abc.abstractmethod
-    def max_descendant_path_bytes(self, path: tuple[str, ...]) -> int:
-        """The longest stored path (bytes) among the strict descendants of ``path``; 0 if none."""
+    def subtree_paths(self, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """The stored paths of every strict descendant of the session at ``path``."""
 
     @abc.abstractmethod
     def lock_lineage(self) -> None:
@@ -208,6 +208,10 @@ class Store(abc.ABC):
     def tree(self, root_key: str) -> list[SessionEntry]:
         """Every row whose root is ``root_key`` (the root itself included), in path order."""
 
+    @abc.abstractmethod
+    def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        """For each key, the keys of its direct children in listing order (one query)."""
+
     # --- transcripts ---------------------------------------------------------------------
 
     @abc.abstractmethod
@@ -222,6 +226,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def tail(self, session_id: str, limit: int) -> list[TranscriptEvent]:
         """The last ``limit`` events, in ascending order."""
+
+    @abc.abstractmethod
+    def heads(self, session_ids: Sequence[str], max_seq: int) -> dict[str, list[TranscriptEvent]]:
+        """For each transcript, its events with ``seq <= max_seq`` (one query)."""
+
+    @abc.abstractmethod
+    def lasts(self, session_ids: Sequence[str]) -> dict[str, TranscriptEvent]:
+        """For each transcript, its last event (one query)."""
 
     def iter_all(self, query: SessionQuery, page_size: int = 1000) -> Iterator[SessionEntry]:
         """Every matching row by keyset walk."""

@@ -68,7 +68,7 @@ class CursorCodec:
         try:
             raw = _b64decode(cursor)
             payload = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, binascii.Error):
+        except (ValueError, UnicodeDecodeError, binascii.Error, RecursionError):
             raise InvalidCursor("invalid cursor: malformed") from None
         if not isinstance(payload, dict) or "v" not in payload:
             raise InvalidCursor("invalid cursor: malformed")
@@ -85,8 +85,12 @@ class CursorCodec:
             or not isinstance(signature, str)
         ):
             raise InvalidCursor("invalid cursor: malformed")
-        if _b64encode(raw) != cursor or _compact(payload).encode() != raw:
-            raise InvalidCursor("invalid cursor: malformed")
+        canonical = {"v": CURSOR_VERSION, "u": updated_at, "k": key, "q": query, "s": signature}
+        try:
+            if _b64encode(raw) != cursor or _compact(canonical).encode() != raw:
+                raise InvalidCursor("invalid cursor: malformed")
+        except UnicodeEncodeError:
+            raise InvalidCursor("invalid cursor: malformed") from None
         expected = self._sign(updated_at, key, query)
         if not hmac.compare_digest(expected, signature):
             raise InvalidCursor(

@@ -6,6 +6,7 @@ import json
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from clawline.store.base import (
     SessionQuery,
     Store,
     StoreTransaction,
+    decode_path,
     encode_path,
 )
 from clawline.store.sqlite.migrations import migrate
@@ -91,14 +93,13 @@ class _Transaction(StoreTransaction):
         )
         return cursor.rowcount
 
-    def max_descendant_path_bytes(self, path: tuple[str, ...]) -> int:
+    def subtree_paths(self, path: tuple[str, ...]) -> list[tuple[str, ...]]:
         low, high = subtree_bounds(encode_path(path))
-        row = self._db.execute(
-            "SELECT max(length(CAST(lineage_path AS BLOB))) FROM sessions"
-            " WHERE lineage_path >= ? AND lineage_path < ?",
+        rows = self._db.execute(
+            "SELECT lineage_path FROM sessions WHERE lineage_path >= ? AND lineage_path < ?",
             (low, high),
-        ).fetchone()
-        return int(row[0] or 0)
+        ).fetchall()
+        return [decode_path(row[0]) for row in rows]
 
     def lock_lineage(self) -> None:
         """SQLite write transactions are already serialised (BEGIN IMMEDIATE)."""
@@ -158,10 +159,24 @@ class SQLiteStore(Store):
         self._in_transaction = False
         self._secret: bytes | None = None
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        self._enable_wal(busy_timeout_ms)
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute("PRAGMA foreign_keys = ON")
         migrate(self._db)
+
+    def _enable_wal(self, timeout_ms: int) -> None:
+        """Switch to WAL. SQLite answers "database is locked" at once, without waiting, while
+        another connection is opening the same new file, so wait here instead."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    self._db.close()
+                    raise StoreUnavailable(f"cannot open {self.location}: {error}") from error
+                time.sleep(0.005)
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -279,6 +294,20 @@ class SQLiteStore(Store):
         )
         return [entry_from_row(row) for row in rows]
 
+    def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._fetch(
+                f"SELECT parent_key, key FROM sessions WHERE parent_key IN ({marks}) {ORDER_BY}",
+                chunk,
+            )
+            for parent, key in rows:
+                found.setdefault(parent, []).append(key)
+        return found
+
     # --- transcripts ---------------------------------------------------------------------
 
     def transcript_info(self, session_id: str) -> TranscriptInfo | None:
@@ -308,3 +337,35 @@ class SQLiteStore(Store):
         return [
             TranscriptEvent(session_id, r[0], r[1], r[2], json.loads(r[3])) for r in reversed(rows)
         ]
+
+    def heads(self, session_ids: Sequence[str], max_seq: int) -> dict[str, list[TranscriptEvent]]:
+        found: dict[str, list[TranscriptEvent]] = {}
+        unique = list(dict.fromkeys(session_ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._fetch(
+                "SELECT session_id, seq, ts, type, data FROM transcript_events"
+                f" WHERE session_id IN ({marks}) AND seq <= ? ORDER BY session_id, seq",
+                [*chunk, max_seq],
+            )
+            for r in rows:
+                event = TranscriptEvent(r[0], r[1], r[2], r[3], json.loads(r[4]))
+                found.setdefault(r[0], []).append(event)
+        return found
+
+    def lasts(self, session_ids: Sequence[str]) -> dict[str, TranscriptEvent]:
+        found: dict[str, TranscriptEvent] = {}
+        unique = list(dict.fromkeys(session_ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._fetch(
+                "SELECT e.session_id, e.seq, e.ts, e.type, e.data FROM transcripts t"
+                " JOIN transcript_events e ON e.session_id = t.session_id AND e.seq = t.last_seq"
+                f" WHERE t.session_id IN ({marks})",
+                chunk,
+            )
+            for r in rows:
+                found[r[0]] = TranscriptEvent(r[0], r[1], r[2], r[3], json.loads(r[4]))
+        return found

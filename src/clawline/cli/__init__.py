@@ -1,0 +1,23 @@
+"""The ``clawline`` command line (click + rich).
+
+Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data access protocol
+the commands use), ``sessions`` and ``edit`` (the ``sessions`` commands), ``render``, ``views``
+and ``treeview`` (output). The JSON output format is documented in docs/cli.md.
+"""
+
+from __future__ import annotations
+
+from clawline.cli.app import cli
+from clawline.cli.edit import create_session, patch_session
+from clawline.cli.sessions import sessions
+
+__all__ = ["cli", "main"]
+
+sessions.add_command(create_session)
+sessions.add_command(patch_session)
+cli.add_command(sessions)
+
+
+def main() -> None:
+    """Console script entry point."""
+    cli.main(prog_name="clawline")

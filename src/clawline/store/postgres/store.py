@@ -1,0 +1,450 @@
+"""The PostgreSQL backend: one catalog shared by several gateway instances.
+
+Writers in different processes meet three kinds of lock, always taken in this order, so two
+writers never wait on each other in a circle:
+
+1. the row of the session being written (``SELECT … FOR UPDATE``); when there is no row yet, a
+   per-key advisory lock, so two creators of one key queue up instead of colliding;
+2. the lineage lock (a transaction-level advisory lock), taken by every write that creates a
+   session or sets a parent, so paths, roots, trace ids and cycle checks are decided one at a
+   time, as in the single-writer SQLite store;
+3. none: rows read or rewritten after the lineage lock (the parent, a grafted subtree) are read
+   without row locks, as their lineage only changes under the lineage lock, which we hold.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+from urllib.parse import unquote, urlsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.rows import TupleRow
+from psycopg.types.json import Jsonb
+
+from clawline.errors import ClawlineError, LabelInUse, StoreError, StoreUnavailable
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.store import redact_url
+from clawline.store._rows import COLUMNS, SELECT_COLUMNS, entry_from_row, entry_to_params
+from clawline.store._sql import ORDER_BY, keyset_predicate, subtree_bounds, where_clause
+from clawline.store.base import (
+    Page,
+    Position,
+    SessionQuery,
+    Store,
+    StoreTransaction,
+    decode_path,
+    encode_path,
+)
+from clawline.store.postgres.migrations import advisory_key, migrate
+from clawline.types import JSONObject
+
+__all__ = ["PostgresStore"]
+
+LINEAGE_LOCK_CLASS = 0x636C6C6E
+"""First key of the lineage advisory lock ("clln"); the second is the schema's key."""
+KEY_LOCK_CLASS = 0x636C6B79
+"""First key of the per-session-key advisory lock ("clky")."""
+LABEL_INDEX = "sessions_label_per_agent"
+
+_INSERT = f"INSERT INTO sessions ({SELECT_COLUMNS}) VALUES ({', '.join('%s' for _ in COLUMNS)})"
+_UPDATE = (
+    "UPDATE sessions SET "
+    + ", ".join(f"{column} = %s" for column in COLUMNS[1:])
+    + " WHERE key = %s"
+)
+_SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
+_GET_FOR_UPDATE = f"{_SELECT} WHERE key = %s FOR UPDATE"
+_ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
+_EVENT_COLUMNS = "SELECT seq, ts, type, data FROM transcript_events"
+
+
+def _params(entry: SessionEntry) -> list[Any]:
+    params = list(entry_to_params(entry, json_as_text=False))
+    for index in (-2, -1):
+        if params[index] is not None:
+            params[index] = Jsonb(params[index])
+    return params
+
+
+class _Transaction(StoreTransaction):
+    def __init__(self, cursor: psycopg.Cursor[TupleRow], lineage_lock: tuple[int, int]) -> None:
+        self._cursor = cursor
+        self._lineage_lock = lineage_lock
+        self._lineage_locked = False
+
+    def _one(self, statement: str, params: Sequence[Any]) -> TupleRow | None:
+        return self._cursor.execute(statement, params).fetchone()
+
+    def _rowcount(self, statement: str, params: Sequence[Any]) -> int:
+        return self._cursor.execute(statement, params).rowcount
+
+    def get(self, key: str) -> SessionEntry | None:
+        if self._lineage_locked:
+            # Lock order: no row locks after the lineage lock (see the module docstring).
+            row = self._one(f"{_SELECT} WHERE key = %s", (key,))
+            return entry_from_row(row) if row else None
+        row = self._one(_GET_FOR_UPDATE, (key,))
+        if row is None:
+            # Nothing to lock yet: queue behind anyone creating the same key, then look again
+            # (a statement of its own, so it sees what they committed).
+            self._one(_ADVISORY_LOCK, (KEY_LOCK_CLASS, advisory_key(key)))
+            row = self._one(_GET_FOR_UPDATE, (key,))
+        return entry_from_row(row) if row else None
+
+    def key_for_label(self, agent_id: str, label: str) -> str | None:
+        row = self._one(
+            "SELECT key FROM sessions WHERE agent_id = %s AND label = %s", (agent_id, label)
+        )
+        return row[0] if row else None
+
+    def trace_of_tree(self, root_key: str) -> str | None:
+        # Adopting a tree's trace id is a lineage decision: it must not race a parent being set.
+        self.lock_lineage()
+        row = self._one(
+            "SELECT trace_id FROM sessions WHERE root_session_key = %s LIMIT 1", (root_key,)
+        )
+        return row[0] if row else None
+
+    def _write(self, statement: str, params: Sequence[Any], entry: SessionEntry) -> None:
+        try:
+            self._cursor.execute(statement, params)
+        except pg_errors.UniqueViolation as error:
+            if error.diag.constraint_name == LABEL_INDEX:
+                raise LabelInUse(f"label already in use: {entry.label}") from None
+            raise StoreError(f"could not write {entry.key}: {error}") from error
+
+    def insert(self, entry: SessionEntry) -> None:
+        self._write(_INSERT, _params(entry), entry)
+
+    def update(self, entry: SessionEntry) -> None:
+        params = _params(entry)
+        self._write(_UPDATE, [*params[1:], params[0]], entry)
+
+    def delete(self, key: str) -> bool:
+        return self._rowcount("DELETE FROM sessions WHERE key = %s", (key,)) > 0
+
+    def graft(self, old_path: tuple[str, ...], new_path: tuple[str, ...], trace_id: str) -> int:
+        old, new = encode_path(old_path), encode_path(new_path)
+        low, high = subtree_bounds(old)
+        return self._rowcount(
+            "UPDATE sessions SET lineage_path = %s || substr(lineage_path, %s),"
+            " root_session_key = %s, trace_id = %s"
+            " WHERE lineage_path >= %s AND lineage_path < %s",
+            (new, len(old) + 1, new_path[0], trace_id, low, high),
+        )
+
+    def subtree_paths(self, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        low, high = subtree_bounds(encode_path(path))
+        rows = self._cursor.execute(
+            "SELECT lineage_path FROM sessions WHERE lineage_path >= %s AND lineage_path < %s",
+            (low, high),
+        ).fetchall()
+        return [decode_path(row[0]) for row in rows]
+
+    def lock_lineage(self) -> None:
+        if not self._lineage_locked:
+            self._one(_ADVISORY_LOCK, self._lineage_lock)
+            self._lineage_locked = True
+
+    def open_transcript(self, session_id: str, session_key: str, ts: int) -> None:
+        self._cursor.execute(
+            "INSERT INTO transcripts (session_id, session_key, created_at) VALUES (%s, %s, %s)"
+            " ON CONFLICT (session_id) DO NOTHING",
+            (session_id, session_key, ts),
+        )
+
+    def archive_transcript(self, session_id: str, reason: str, ts: int) -> bool:
+        count = self._rowcount(
+            "UPDATE transcripts SET archived_at = %s, archive_reason = %s"
+            " WHERE session_id = %s AND archived_at IS NULL",
+            (ts, reason, session_id),
+        )
+        return count > 0
+
+    def append_event(
+        self, session_id: str, ts: int, type: str, data: JSONObject
+    ) -> TranscriptEvent:
+        row = self._one(
+            "UPDATE transcripts SET last_seq = last_seq + 1 WHERE session_id = %s"
+            " RETURNING last_seq",
+            (session_id,),
+        )
+        if row is None:
+            raise StoreError(f"no transcript for session id {session_id}")
+        seq = int(row[0])
+        self._cursor.execute(
+            "INSERT INTO transcript_events (session_id, seq, ts, type, data)"
+            " VALUES (%s, %s, %s, %s, %s)",
+            (session_id, seq, ts, type, Jsonb(data)),
+        )
+        return TranscriptEvent(session_id=session_id, seq=seq, ts=ts, type=type, data=data)
+
+
+class PostgresStore(Store):
+    """Sessions and transcripts in a PostgreSQL database, optionally in their own schema.
+
+    One connection serves the process; a lock serialises its use across threads. Several
+    processes may share the database: writes lock rows and take advisory locks (see the module
+    docstring), so they see the same rules as the single-writer SQLite store.
+    """
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        self.location = redact_url(url)
+        self._url = url
+        self._schema = schema
+        self._lock = threading.RLock()
+        self._in_transaction = False
+        self._secret: bytes | None = None
+        self._db = self._connect()
+        self._cursor = self._db.cursor()
+        try:
+            with self._errors_mapped():
+                migrate(self._db, schema)
+                row = self._db.execute("SELECT current_schema()").fetchone()
+        except BaseException:
+            self._db.close()
+            raise
+        current = row[0] if row else None
+        if current is None:
+            self._db.close()
+            raise StoreUnavailable(f"no schema to write to in {self.location}")
+        self._lineage_lock = (LINEAGE_LOCK_CLASS, advisory_key(current))
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def _scrub(self, error: BaseException) -> str:
+        """The error's text with the URL's password (if any) blanked out."""
+        text = str(error).strip()
+        try:
+            password = psycopg.conninfo.conninfo_to_dict(self._url).get("password")
+        except psycopg.Error:
+            password = None
+        for secret in ({str(password or "")} | _url_passwords(self._url)) - {""}:
+            text = text.replace(secret, "***")
+        return text
+
+    def _connect(self) -> psycopg.Connection[TupleRow]:
+        try:
+            db = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as error:
+            raise StoreUnavailable(
+                f"cannot connect to {self.location}: {self._scrub(error)}"
+            ) from None
+        try:
+            if self._schema is not None:
+                db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
+        except psycopg.Error as error:
+            db.close()
+            raise StoreUnavailable(f"cannot use {self.location}: {self._scrub(error)}") from None
+        return db
+
+    @contextmanager
+    def _errors_mapped(self) -> Iterator[None]:
+        """Turn driver errors into :class:`StoreError` (our own errors pass through)."""
+        try:
+            yield
+        except ClawlineError:
+            raise
+        except psycopg.OperationalError as error:
+            self._fail(StoreUnavailable, error)
+        except psycopg.Error as error:
+            self._fail(StoreError, error)
+
+    def _fail(self, kind: type[StoreError], error: psycopg.Error) -> NoReturn:
+        raise kind(f"{self.location}: {self._scrub(error)}") from None
+
+    def _ensure_connected(self) -> None:
+        if self._db.broken:
+            self._db.close()
+            self._db = self._connect()
+            self._cursor = self._db.cursor()
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTransaction]:
+        with self._lock:
+            if self._in_transaction:
+                raise StoreError("transactions do not nest")
+            self._in_transaction = True
+            try:
+                with self._errors_mapped():
+                    self._ensure_connected()
+                    with self._db.transaction():
+                        yield _Transaction(self._cursor, self._lineage_lock)
+            finally:
+                self._in_transaction = False
+
+    def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock, self._errors_mapped():
+            self._ensure_connected()
+            return self._cursor.execute(query, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def secret(self) -> bytes:
+        if self._secret is None:
+            with self._lock, self._errors_mapped():
+                self._ensure_connected()
+                with self._db.transaction():
+                    self._db.execute(
+                        "INSERT INTO clawline_meta (name, value) VALUES ('secret', %s)"
+                        " ON CONFLICT (name) DO NOTHING",
+                        (secrets.token_bytes(32),),
+                    )
+                    row = self._db.execute(
+                        "SELECT value FROM clawline_meta WHERE name = 'secret'"
+                    ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.location}: the store secret vanished")
+            self._secret = bytes(row[0])
+        return self._secret
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def get(self, key: str) -> SessionEntry | None:
+        rows = self._fetch(f"{_SELECT} WHERE key = %s", (key,))
+        return entry_from_row(rows[0]) if rows else None
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, SessionEntry]:
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        rows = self._fetch(f"{_SELECT} WHERE key = ANY(%s)", (unique,))
+        return {entry.key: entry for entry in map(entry_from_row, rows)}
+
+    def page(self, query: SessionQuery, after: Position | None, limit: int) -> Page:
+        conditions, params = where_clause(query, "%s")
+        if after is not None:
+            predicate, extra = keyset_predicate(after, "%s")
+            conditions.append(predicate)
+            params.extend(extra)
+        statement = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT %s"
+        rows = self._fetch(statement, [*params, limit + 1])
+        entries = [entry_from_row(row) for row in rows[:limit]]
+        following = Position.of(entries[-1]) if len(rows) > limit and entries else None
+        return Page(entries=entries, next=following)
+
+    def page_at_offset(self, query: SessionQuery, offset: int, limit: int) -> list[SessionEntry]:
+        conditions, params = where_clause(query, "%s")
+        statement = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT %s OFFSET %s"
+        return [entry_from_row(row) for row in self._fetch(statement, [*params, limit, offset])]
+
+    def count(self, query: SessionQuery) -> int:
+        conditions, params = where_clause(query, "%s")
+        rows = self._fetch(
+            f"SELECT count(*) FROM sessions WHERE {' AND '.join(conditions)}", params
+        )
+        return int(rows[0][0])
+
+    def by_label(self, label: str, agent_id: str | None = None) -> list[SessionEntry]:
+        if agent_id is None:
+            rows = self._fetch(f"{_SELECT} WHERE label = %s {ORDER_BY}", (label,))
+        else:
+            rows = self._fetch(f"{_SELECT} WHERE agent_id = %s AND label = %s", (agent_id, label))
+        return [entry_from_row(row) for row in rows]
+
+    def by_session_id(self, session_id: str) -> list[SessionEntry]:
+        rows = self._fetch(f"{_SELECT} WHERE session_id = %s {ORDER_BY}", (session_id,))
+        return [entry_from_row(row) for row in rows]
+
+    def children(self, key: str) -> list[SessionEntry]:
+        rows = self._fetch(f"{_SELECT} WHERE parent_key = %s {ORDER_BY}", (key,))
+        return [entry_from_row(row) for row in rows]
+
+    def descendants(self, path: tuple[str, ...]) -> list[SessionEntry]:
+        low, high = subtree_bounds(encode_path(path))
+        rows = self._fetch(
+            f"{_SELECT} WHERE lineage_path >= %s AND lineage_path < %s ORDER BY lineage_path",
+            (low, high),
+        )
+        return [entry_from_row(row) for row in rows]
+
+    def tree(self, root_key: str) -> list[SessionEntry]:
+        rows = self._fetch(
+            f"{_SELECT} WHERE root_session_key = %s ORDER BY lineage_path", (root_key,)
+        )
+        return [entry_from_row(row) for row in rows]
+
+    def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return {}
+        rows = self._fetch(
+            f"SELECT parent_key, key FROM sessions WHERE parent_key = ANY(%s) {ORDER_BY}",
+            (unique,),
+        )
+        found: dict[str, list[str]] = {}
+        for parent, key in rows:
+            found.setdefault(parent, []).append(key)
+        return found
+
+    # --- transcripts ---------------------------------------------------------------------
+
+    def transcript_info(self, session_id: str) -> TranscriptInfo | None:
+        rows = self._fetch(
+            "SELECT session_id, session_key, created_at, last_seq, archived_at, archive_reason"
+            " FROM transcripts WHERE session_id = %s",
+            (session_id,),
+        )
+        return TranscriptInfo(*rows[0]) if rows else None
+
+    def events(
+        self, session_id: str, *, after_seq: int = 0, limit: int = 1000
+    ) -> list[TranscriptEvent]:
+        rows = self._fetch(
+            f"{_EVENT_COLUMNS} WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (session_id, after_seq, limit),
+        )
+        return [TranscriptEvent(session_id, r[0], r[1], r[2], r[3]) for r in rows]
+
+    def tail(self, session_id: str, limit: int) -> list[TranscriptEvent]:
+        rows = self._fetch(
+            f"{_EVENT_COLUMNS} WHERE session_id = %s ORDER BY seq DESC LIMIT %s",
+            (session_id, limit),
+        )
+        return [TranscriptEvent(session_id, r[0], r[1], r[2], r[3]) for r in reversed(rows)]
+
+    def heads(self, session_ids: Sequence[str], max_seq: int) -> dict[str, list[TranscriptEvent]]:
+        unique = list(dict.fromkeys(session_ids))
+        if not unique:
+            return {}
+        rows = self._fetch(
+            "SELECT session_id, seq, ts, type, data FROM transcript_events"
+            " WHERE session_id = ANY(%s) AND seq <= %s ORDER BY session_id, seq",
+            (unique, max_seq),
+        )
+        found: dict[str, list[TranscriptEvent]] = {}
+        for r in rows:
+            found.setdefault(r[0], []).append(TranscriptEvent(r[0], r[1], r[2], r[3], r[4]))
+        return found
+
+    def lasts(self, session_ids: Sequence[str]) -> dict[str, TranscriptEvent]:
+        unique = list(dict.fromkeys(session_ids))
+        if not unique:
+            return {}
+        rows = self._fetch(
+            "SELECT e.session_id, e.seq, e.ts, e.type, e.data FROM transcripts t"
+            " JOIN transcript_events e ON e.session_id = t.session_id AND e.seq = t.last_seq"
+            " WHERE t.session_id = ANY(%s)",
+            (unique,),
+        )
+        return {r[0]: TranscriptEvent(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def _url_passwords(url: str) -> set[str]:
+    """The password of a URL as written and percent-decoded (empty set if none)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return set()
+    return {password, unquote(password)} - {""} if password else set()
