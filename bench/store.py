@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import math
 import pstats
 import random
 import shutil
@@ -27,7 +28,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -265,6 +266,8 @@ class Result:
     size: int
     figures: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    reused: bool = False
+    """The store was built by an earlier run (``--reuse``): no insert figures."""
 
 
 def measure(store: Store, plan: Plan, result: Result, profile: bool) -> None:
@@ -386,6 +389,32 @@ def sqlite_store() -> Iterator[Store]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _built_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".built")
+
+
+@contextmanager
+def kept_sqlite_store(path: Path, size: int) -> Iterator[tuple[Store, bool]]:
+    """The SQLite store at ``path``, kept afterwards; and whether it already holds the data set
+    of ``size`` rows. A marker file ``<path>.built`` (see :func:`mark_built`) says which size the
+    file holds, so a half-built or differently sized file is never measured."""
+    from clawline.store.sqlite import SQLiteStore
+
+    marker = _built_marker(path)
+    built = path.exists() and marker.exists() and marker.read_text().strip() == str(size)
+    if path.exists() and not built:
+        raise SystemExit(f"{path} does not hold a finished {size:,}-row build; delete it first")
+    store = SQLiteStore(path)
+    try:
+        yield store, built
+    finally:
+        store.close()
+
+
+def mark_built(path: Path, size: int) -> None:
+    _built_marker(path).write_text(f"{size}\n")
+
+
 @contextmanager
 def postgres_store(url: str) -> Iterator[Store]:
     import psycopg
@@ -406,13 +435,26 @@ def postgres_store(url: str) -> Iterator[Store]:
 def run(backend: str, size: int, args: argparse.Namespace) -> Result:
     plan = build_plan(size)
     result = Result(backend, size)
-    opener = sqlite_store() if backend == "sqlite" else postgres_store(args.pg_url)
-    print(f"[{backend} {size:,}] building ...", file=sys.stderr, flush=True)
-    with opener as store:
-        per_row_rate, bulk_rate, head, tail = load(store, plan, args.per_row, args.batch)
-        result.figures.update(
-            insert_row_rate=per_row_rate, insert_bulk_rate=bulk_rate, head=head, tail=tail
-        )
+    with ExitStack() as stack:
+        built = False
+        if args.reuse is not None:
+            store, built = stack.enter_context(kept_sqlite_store(args.reuse, size))
+        elif backend == "sqlite":
+            store = stack.enter_context(sqlite_store())
+        else:
+            store = stack.enter_context(postgres_store(args.pg_url))
+        if built:
+            print(f"[{backend} {size:,}] reusing {args.reuse} ...", file=sys.stderr, flush=True)
+            result.reused = True
+            result.figures.update(insert_row_rate=math.nan, insert_bulk_rate=math.nan)
+        else:
+            print(f"[{backend} {size:,}] building ...", file=sys.stderr, flush=True)
+            per_row_rate, bulk_rate, head, tail = load(store, plan, args.per_row, args.batch)
+            result.figures.update(
+                insert_row_rate=per_row_rate, insert_bulk_rate=bulk_rate, head=head, tail=tail
+            )
+            if args.reuse is not None:
+                mark_built(args.reuse, size)
         print(f"[{backend} {size:,}] measuring ...", file=sys.stderr, flush=True)
         measure(store, plan, result, args.profile)
     result.figures["subagents"] = plan.subagents
@@ -442,14 +484,22 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
     lines = ["".ljust(width) + "".join(h.rjust(c) for h, c in zip(heads, cols, strict=True))]
     lines.append("-" * len(lines[0]))
     for label, name, fmt in ROWS:
-        cells = [fmt.format(r.figures[name]).rjust(c) for r, c in zip(results, cols, strict=True)]
+        cells = [
+            ("-" if math.isnan(r.figures[name]) else fmt.format(r.figures[name])).rjust(c)
+            for r, c in zip(results, cols, strict=True)
+        ]
         lines.append(label.ljust(width) + "".join(cells))
     lines.append("")
     for r in results:
         f = r.figures
+        loaded = (
+            f"built earlier, reused from {args.reuse}"
+            if r.reused
+            else f"{f['head']:,.0f} rows one per transaction, "
+            f"{f['tail']:,.0f} in batches of {args.batch}"
+        )
         lines.append(
-            f"{r.backend} {r.size:,}: {f['head']:,.0f} rows one per transaction, "
-            f"{f['tail']:,.0f} in batches of {args.batch}; {f['subagents']:,.0f} sub-agents, "
+            f"{r.backend} {r.size:,}: {loaded}; {f['subagents']:,.0f} sub-agents, "
             f"{f['labels']:,.0f} labels; walk {f['walk_pages']:,.0f} pages; children per node "
             f"{f['children_mean_count']:.1f} on average; subtree {f['descendants_count']:,.0f}"
         )
@@ -482,9 +532,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--batch", type=int, default=1000, help="rows per batched transaction")
     parser.add_argument("--profile", action="store_true", help="add cProfile summaries")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        metavar="PATH",
+        help="SQLite only, one size: build into PATH and keep it, or measure PATH if an earlier "
+        "run built it (for iterating on read paths)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(part.replace("_", "")) for part in args.sizes.split(",") if part.strip()]
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    if args.reuse is not None and (backends != ["sqlite"] or len(sizes) != 1):
+        parser.error("--reuse needs --backend sqlite and exactly one size")
     results = [run(backend, size, args) for backend in backends for size in sizes]
     print(report(results, args))
     return (

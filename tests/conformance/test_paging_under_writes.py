@@ -168,3 +168,48 @@ def test_keyset_walk_property(
     _check(walk, keys, final)
     if writes_per_page == 0:
         assert [key for _, key in walk.seen] == final
+
+
+def _warm(catalog: SessionCatalog) -> None:
+    """Read every row twice so the store's entry cache is warm and ``page`` reads revisions
+    first (the two-query path)."""
+    for _ in range(2):
+        list(catalog.store.iter_all(SessionQuery(), page_size=50))
+    assert catalog.store._entries.warm  # type: ignore[attr-defined]
+
+
+def test_keyset_walk_on_a_warm_cache_while_rows_change(
+    catalog: SessionCatalog, clock: FakeClock
+) -> None:
+    rng = random.Random(99)
+    keys = _seed(catalog, clock, 120, rng)
+    _warm(catalog)
+    walk = _walk_with_writes(catalog, clock, keys, rng, page_size=7, writes_per_page=4)
+    assert walk.pages > 10
+    final = [e.key for e in catalog.store.iter_all(SessionQuery())]
+    _check(walk, keys, final)
+
+
+def test_warm_reads_reuse_unchanged_entries_and_see_every_change(
+    catalog: SessionCatalog, clock: FakeClock
+) -> None:
+    keys = [catalog.patch(f"agent:main:w{i}", {"label": f"w{i}"}).after.key for i in range(8)]  # type: ignore[union-attr]
+    catalog.patch("agent:main:subagent:c", {"spawnedBy": "agent:main:orphan-root"})
+    _warm(catalog)
+    before = {e.key: e for e in catalog.page(limit=50).entries}
+    clock.advance(1)
+    catalog.patch(keys[0], {"displayName": "changed"})
+    catalog.delete(keys[1])
+    catalog.patch(keys[1], {"label": "born again"})  # same key, new row
+    catalog.patch("agent:main:orphan-root", {"parentSessionKey": "agent:main:top"})  # grafts
+    after = {e.key: e for e in catalog.page(limit=50).entries}
+    assert after[keys[0]].display_name == "changed"
+    assert after[keys[1]].label == "born again"
+    assert after["agent:main:subagent:c"].lineage_path == (
+        "agent:main:top",
+        "agent:main:orphan-root",
+        "agent:main:subagent:c",
+    )
+    for key in keys[2:]:
+        assert after[key] is before[key], "an unchanged row is the same entry object"
+    assert after[keys[0]] is not before[keys[0]]

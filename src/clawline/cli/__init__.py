@@ -1,7 +1,8 @@
 """The ``clawline`` command line (click + rich).
 
 Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data access protocol
-the commands use), ``sessions`` and ``edit`` (the ``sessions`` commands), ``render``, ``views``
+the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
+``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
 and ``treeview`` (output). The JSON output format is documented in docs/cli.md.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from clawline.cli.app import cli
 from clawline.cli.edit import create_session, patch_session
+from clawline.cli.gateway import gateway
 from clawline.cli.sessions import sessions
 
 __all__ = ["cli", "main"]
@@ -16,6 +18,7 @@ __all__ = ["cli", "main"]
 sessions.add_command(create_session)
 sessions.add_command(patch_session)
 cli.add_command(sessions)
+cli.add_command(gateway)
 
 
 def main() -> None:

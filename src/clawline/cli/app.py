@@ -1,5 +1,9 @@
 """The root ``clawline`` group: global options, settings, the backend, and error reporting.
 
+The ``sessions`` commands use a running gateway when one is configured (``CLAWLINE_GATEWAY_URL``
+or ``[gateway] url``; see :mod:`clawline.cli.remote`), else the store; ``--local`` (or an
+explicit ``--store-url``) forces the store.
+
 Expected errors (every :class:`~clawline.errors.ClawlineError`) end a command with exactly one
 line, ``error: <message>``, on stderr and exit code 2 for invalid input, 1 for anything else.
 """
@@ -76,13 +80,19 @@ class CliState:
     backend_factory: BackendFactory = open_local_backend
     state_dir: Path | None = None
     store_url: str | None = None
+    local: bool = False
+    """Use the store even when a gateway is configured."""
     _settings: Settings | None = field(default=None, init=False, repr=False)
     _backend: SessionsBackend | None = field(default=None, init=False, repr=False)
 
     @property
+    def environment(self) -> Mapping[str, str]:
+        return os.environ if self.env is None else self.env
+
+    @property
     def settings(self) -> Settings:
         if self._settings is None:
-            env = dict(os.environ if self.env is None else self.env)
+            env = dict(self.environment)
             if self.state_dir is not None:
                 env["CLAWLINE_STATE_DIR"] = str(self.state_dir)
             if self.store_url is not None:
@@ -94,8 +104,19 @@ class CliState:
     def backend(self) -> SessionsBackend:
         """Opened on first use, so ``--help`` and ``--version`` never touch a store."""
         if self._backend is None:
-            self._backend = self.backend_factory(self.settings, self.clock)
+            self._backend = self._open_backend()
         return self._backend
+
+    def _open_backend(self) -> SessionsBackend:
+        if not self.local:
+            from clawline.client.target import configured_gateway
+
+            target = configured_gateway(self.settings, self.environment)
+            if target is not None:
+                from clawline.cli.remote import open_gateway_backend
+
+                return open_gateway_backend(target, self.settings, self.clock)
+        return self.backend_factory(self.settings, self.clock)
 
     def close(self) -> None:
         if self._backend is not None:
@@ -129,14 +150,23 @@ class ClawlineGroup(click.Group):
     "--store-url",
     default=None,
     metavar="URL",
-    help="Store URL, sqlite:///path.db or postgresql://… (overrides CLAWLINE_STORE_URL).",
+    help="Store URL, sqlite:///path.db or postgresql://… (overrides CLAWLINE_STORE_URL; "
+    "implies --local).",
+)
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Use the store directly even when a gateway is configured.",
 )
 @click.pass_context
-def cli(ctx: click.Context, state_dir: Path | None, store_url: str | None) -> None:
+def cli(ctx: click.Context, state_dir: Path | None, store_url: str | None, local: bool) -> None:
     """clawline: a multi-agent session gateway."""
     state = ctx.ensure_object(CliState)
     if state_dir is not None:
         state.state_dir = state_dir
     if store_url is not None:
         state.store_url = store_url
+        state.local = True
+    if local:
+        state.local = True
     ctx.call_on_close(state.close)

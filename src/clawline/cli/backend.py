@@ -1,9 +1,10 @@
 """Where the ``sessions`` commands get their data: the :class:`SessionsBackend` protocol.
 
-Commands never touch a store or catalog themselves; they ask a backend. Today the only backend
-is :class:`LocalSessionsBackend`, which opens the configured store and goes through
-:class:`~clawline.sessions.catalog.SessionCatalog`. A gateway-backed implementation (talking to
-a running ``clawline gateway``) can satisfy the same protocol later without changing a command.
+Commands never touch a store or catalog themselves; they ask a backend:
+:class:`LocalSessionsBackend` opens the configured store and goes through
+:class:`~clawline.sessions.catalog.SessionCatalog`;
+:class:`~clawline.cli.remote.GatewaySessionsBackend` talks to a running gateway (chosen by
+:class:`~clawline.cli.app.CliState` when one is configured).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 from clawline.store.base import PATH_SEP, Position, SessionQuery
 
-__all__ = ["ORDER_BY", "keyset_predicate", "subtree_bounds", "where_clause"]
+__all__ = ["ORDER_BY", "count_statement", "keyset_predicate", "subtree_bounds", "where_clause"]
 
 ORDER_BY = "ORDER BY updated_at DESC, key DESC"
 
@@ -44,6 +44,8 @@ def where_clause(query: SessionQuery, ph: str) -> tuple[list[str], list[Any]]:
         params.append(query.cwd)
     if query.exclude_subagents:
         conditions.append("key_kind <> 'subagent'")
+    if query.exclude_cron:
+        conditions.append("key_kind <> 'cron'")
     if not query.include_global:
         conditions.append("key <> 'global'")
     if not query.include_unknown:
@@ -56,6 +58,49 @@ def where_clause(query: SessionQuery, ph: str) -> tuple[list[str], list[Any]]:
         )
         params.extend([pattern] * len(columns))
     return conditions, params
+
+
+def _excluded_kinds(query: SessionQuery) -> list[str] | None:
+    """The key kinds ``query`` leaves out, when leaving kinds out is all it does."""
+    if (
+        query.agent_id is not None
+        or query.updated_since is not None
+        or query.label is not None
+        or query.spawned_by is not None
+        or query.root is not None
+        or query.cwd is not None
+        or query.search
+    ):
+        return None
+    kinds = ["cron_run"]
+    if query.exclude_subagents:
+        kinds.append("subagent")
+    if query.exclude_cron:
+        kinds.append("cron")
+    if not query.include_global:
+        kinds.append("global")  # the kind of the key 'global' and of no other key
+    if not query.include_unknown:
+        kinds.append("unknown")
+    return kinds
+
+
+def count_statement(query: SessionQuery, ph: str) -> tuple[str, list[Any]]:
+    """``SELECT count(*)`` of the rows ``query`` lists.
+
+    A query that only leaves out kinds of keys (the default listing) is counted as all rows
+    minus the excluded kinds: the first is kept by SQLite's b-tree and the second is an index
+    range on ``key_kind``, so neither visits every row.
+    """
+    kinds = _excluded_kinds(query)
+    if kinds is not None:
+        marks = ", ".join(ph for _ in kinds)
+        return (
+            "SELECT (SELECT count(*) FROM sessions)"
+            f" - (SELECT count(*) FROM sessions WHERE key_kind IN ({marks}))",
+            list(kinds),
+        )
+    conditions, params = where_clause(query, ph)
+    return f"SELECT count(*) FROM sessions WHERE {' AND '.join(conditions)}", params
 
 
 def keyset_predicate(after: Position, ph: str) -> tuple[str, list[Any]]:

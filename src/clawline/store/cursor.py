@@ -36,8 +36,12 @@ def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+# One encoder for every cursor: json.dumps builds a new one whenever it is given options.
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _compact(payload: dict[str, object]) -> str:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT_JSON.encode(payload)
 
 
 class CursorCodec:

@@ -67,10 +67,13 @@ def create_sessions(db: psycopg.Connection[TupleRow]) -> None:
             created_at BIGINT NOT NULL,
             updated_at BIGINT NOT NULL,
             plugin_extensions JSONB,
-            extra JSONB
+            extra JSONB,
+            revision BIGINT NOT NULL
         )
         """
     )
+    # Every session write takes its row revision from this store-wide sequence.
+    db.execute("CREATE SEQUENCE clawline_session_revision")
     for statement in (
         "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, key DESC)",
         "CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at DESC, key DESC)",
@@ -82,6 +85,8 @@ def create_sessions(db: psycopg.Connection[TupleRow]) -> None:
         "CREATE INDEX sessions_by_root ON sessions (root_session_key)",
         "CREATE INDEX sessions_by_path ON sessions (lineage_path)",
         "CREATE INDEX sessions_by_session_id ON sessions (session_id)",
+        # Counting a listing subtracts the excluded key kinds (_sql.count_statement).
+        "CREATE INDEX sessions_by_kind ON sessions (key_kind)",
     ):
         db.execute(statement)
 

@@ -31,8 +31,21 @@ from clawline.errors import ClawlineError, LabelInUse, StoreError, StoreUnavaila
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store import redact_url
-from clawline.store._rows import COLUMNS, SELECT_COLUMNS, entry_from_row, entry_to_params
-from clawline.store._sql import ORDER_BY, keyset_predicate, subtree_bounds, where_clause
+from clawline.store._rows import (
+    COLUMNS,
+    INSERT_COLUMNS,
+    SELECT_COLUMNS,
+    EntryCache,
+    entry_from_row,
+    entry_to_params,
+)
+from clawline.store._sql import (
+    ORDER_BY,
+    count_statement,
+    keyset_predicate,
+    subtree_bounds,
+    where_clause,
+)
 from clawline.store.base import (
     Page,
     Position,
@@ -53,12 +66,16 @@ KEY_LOCK_CLASS = 0x636C6B79
 """First key of the per-session-key advisory lock ("clky")."""
 LABEL_INDEX = "sessions_label_per_agent"
 
-_INSERT = f"INSERT INTO sessions ({SELECT_COLUMNS}) VALUES ({', '.join('%s' for _ in COLUMNS)})"
+_INSERT = (
+    f"INSERT INTO sessions ({INSERT_COLUMNS}, revision)"
+    f" VALUES ({', '.join('%s' for _ in COLUMNS)}, %s)"
+)
 _UPDATE = (
     "UPDATE sessions SET "
     + ", ".join(f"{column} = %s" for column in COLUMNS[1:])
-    + " WHERE key = %s"
+    + ", revision = %s WHERE key = %s"
 )
+_NEXT_REVISION = "SELECT nextval('clawline_session_revision')"
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
 _GET_FOR_UPDATE = f"{_SELECT} WHERE key = %s FOR UPDATE"
 _ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
@@ -78,6 +95,15 @@ class _Transaction(StoreTransaction):
         self._cursor = cursor
         self._lineage_lock = lineage_lock
         self._lineage_locked = False
+        self._revision: int | None = None
+
+    def _next_revision(self) -> int:
+        """The revision every row this transaction writes gets (taken once, on first write)."""
+        if self._revision is None:
+            row = self._one(_NEXT_REVISION, ())
+            assert row is not None
+            self._revision = int(row[0])
+        return self._revision
 
     def _one(self, statement: str, params: Sequence[Any]) -> TupleRow | None:
         return self._cursor.execute(statement, params).fetchone()
@@ -121,11 +147,11 @@ class _Transaction(StoreTransaction):
             raise StoreError(f"could not write {entry.key}: {error}") from error
 
     def insert(self, entry: SessionEntry) -> None:
-        self._write(_INSERT, _params(entry), entry)
+        self._write(_INSERT, [*_params(entry), self._next_revision()], entry)
 
     def update(self, entry: SessionEntry) -> None:
         params = _params(entry)
-        self._write(_UPDATE, [*params[1:], params[0]], entry)
+        self._write(_UPDATE, [*params[1:], self._next_revision(), params[0]], entry)
 
     def delete(self, key: str) -> bool:
         return self._rowcount("DELETE FROM sessions WHERE key = %s", (key,)) > 0
@@ -135,9 +161,9 @@ class _Transaction(StoreTransaction):
         low, high = subtree_bounds(old)
         return self._rowcount(
             "UPDATE sessions SET lineage_path = %s || substr(lineage_path, %s),"
-            " root_session_key = %s, trace_id = %s"
+            " root_session_key = %s, trace_id = %s, revision = %s"
             " WHERE lineage_path >= %s AND lineage_path < %s",
-            (new, len(old) + 1, new_path[0], trace_id, low, high),
+            (new, len(old) + 1, new_path[0], trace_id, self._next_revision(), low, high),
         )
 
     def subtree_paths(self, path: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -204,6 +230,7 @@ class PostgresStore(Store):
         self._lock = threading.RLock()
         self._in_transaction = False
         self._secret: bytes | None = None
+        self._entries = EntryCache()
         self._db = self._connect()
         self._cursor = self._db.cursor()
         try:
@@ -313,14 +340,14 @@ class PostgresStore(Store):
 
     def get(self, key: str) -> SessionEntry | None:
         rows = self._fetch(f"{_SELECT} WHERE key = %s", (key,))
-        return entry_from_row(rows[0]) if rows else None
+        return self._entries(rows[0]) if rows else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, SessionEntry]:
         unique = list(dict.fromkeys(keys))
         if not unique:
             return {}
         rows = self._fetch(f"{_SELECT} WHERE key = ANY(%s)", (unique,))
-        return {entry.key: entry for entry in map(entry_from_row, rows)}
+        return {entry.key: entry for entry in map(self._entries, rows)}
 
     def page(self, query: SessionQuery, after: Position | None, limit: int) -> Page:
         conditions, params = where_clause(query, "%s")
@@ -328,22 +355,35 @@ class PostgresStore(Store):
             predicate, extra = keyset_predicate(after, "%s")
             conditions.append(predicate)
             params.extend(extra)
-        statement = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT %s"
-        rows = self._fetch(statement, [*params, limit + 1])
-        entries = [entry_from_row(row) for row in rows[:limit]]
-        following = Position.of(entries[-1]) if len(rows) > limit and entries else None
-        return Page(entries=entries, next=following)
+        where = " AND ".join(conditions)
+        if not self._entries.warm:
+            statement = f"{_SELECT} WHERE {where} {ORDER_BY} LIMIT %s"
+            rows = self._fetch(statement, [*params, limit + 1])
+            entries = self._entries.entries(rows[:limit])
+            following = Position.of(entries[-1]) if len(rows) > limit and entries else None
+            return Page(entries=entries, next=following)
+        # Most rows were read before: read the page's revisions, then only changed rows in full.
+        ids = self._fetch(
+            f"SELECT key, revision, updated_at FROM sessions WHERE {where} {ORDER_BY} LIMIT %s",
+            [*params, limit + 1],
+        )
+        found, missing = self._entries.known([(key, rev) for key, rev, _ in ids[:limit]])
+        if missing:
+            found.update(self.get_many(missing))
+        # A row deleted between the two reads is left out; one changed in between comes in its
+        # newer state. The next page starts after the last row of the first read, either way.
+        entries = [found[key] for key, _, _ in ids[:limit] if key in found]
+        last = ids[limit - 1] if len(ids) > limit else None
+        return Page(entries=entries, next=Position(last[2], last[0]) if last else None)
 
     def page_at_offset(self, query: SessionQuery, offset: int, limit: int) -> list[SessionEntry]:
         conditions, params = where_clause(query, "%s")
         statement = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT %s OFFSET %s"
-        return [entry_from_row(row) for row in self._fetch(statement, [*params, limit, offset])]
+        return [self._entries(row) for row in self._fetch(statement, [*params, limit, offset])]
 
     def count(self, query: SessionQuery) -> int:
-        conditions, params = where_clause(query, "%s")
-        rows = self._fetch(
-            f"SELECT count(*) FROM sessions WHERE {' AND '.join(conditions)}", params
-        )
+        statement, params = count_statement(query, "%s")
+        rows = self._fetch(statement, params)
         return int(rows[0][0])
 
     def by_label(self, label: str, agent_id: str | None = None) -> list[SessionEntry]:
@@ -351,15 +391,15 @@ class PostgresStore(Store):
             rows = self._fetch(f"{_SELECT} WHERE label = %s {ORDER_BY}", (label,))
         else:
             rows = self._fetch(f"{_SELECT} WHERE agent_id = %s AND label = %s", (agent_id, label))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def by_session_id(self, session_id: str) -> list[SessionEntry]:
         rows = self._fetch(f"{_SELECT} WHERE session_id = %s {ORDER_BY}", (session_id,))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def children(self, key: str) -> list[SessionEntry]:
         rows = self._fetch(f"{_SELECT} WHERE parent_key = %s {ORDER_BY}", (key,))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def descendants(self, path: tuple[str, ...]) -> list[SessionEntry]:
         low, high = subtree_bounds(encode_path(path))
@@ -367,13 +407,13 @@ class PostgresStore(Store):
             f"{_SELECT} WHERE lineage_path >= %s AND lineage_path < %s ORDER BY lineage_path",
             (low, high),
         )
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def tree(self, root_key: str) -> list[SessionEntry]:
         rows = self._fetch(
             f"{_SELECT} WHERE root_session_key = %s ORDER BY lineage_path", (root_key,)
         )
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
         unique = list(dict.fromkeys(keys))

@@ -15,8 +15,21 @@ from typing import Any
 from clawline.errors import LabelInUse, StoreError, StoreUnavailable
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
-from clawline.store._rows import COLUMNS, SELECT_COLUMNS, entry_from_row, entry_to_params
-from clawline.store._sql import ORDER_BY, keyset_predicate, subtree_bounds, where_clause
+from clawline.store._rows import (
+    COLUMNS,
+    INSERT_COLUMNS,
+    SELECT_COLUMNS,
+    EntryCache,
+    entry_from_row,
+    entry_to_params,
+)
+from clawline.store._sql import (
+    ORDER_BY,
+    count_statement,
+    keyset_predicate,
+    subtree_bounds,
+    where_clause,
+)
 from clawline.store.base import (
     Page,
     Position,
@@ -31,11 +44,26 @@ from clawline.types import JSONObject
 
 __all__ = ["SQLiteStore"]
 
-_INSERT = f"INSERT INTO sessions ({SELECT_COLUMNS}) VALUES ({', '.join('?' for _ in COLUMNS)})"
+_CHILD_SCAN_THRESHOLD = 2000
+
+_INSERT = (
+    f"INSERT INTO sessions ({INSERT_COLUMNS}, revision)"
+    f" VALUES ({', '.join('?' for _ in COLUMNS)}, ?)"
+)
 _UPDATE = (
-    "UPDATE sessions SET " + ", ".join(f"{column} = ?" for column in COLUMNS[1:]) + " WHERE key = ?"
+    "UPDATE sessions SET "
+    + ", ".join(f"{column} = ?" for column in COLUMNS[1:])
+    + ", revision = ? WHERE key = ?"
+)
+_NEXT_REVISION = (
+    "UPDATE clawline_meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
 )
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
+
+_MMAP_SIZE = 1 << 30
+"""Bytes of the file SQLite reads through a memory map rather than read() calls into its page
+cache: listing a page of 100 at 100,000 sessions spends ~5% less in SQLite with a warm OS
+cache. The map shares the OS page cache (no extra memory); writes still go through write()."""
 
 
 def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
@@ -45,6 +73,13 @@ def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
 class _Transaction(StoreTransaction):
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._revision: int | None = None
+
+    def _next_revision(self) -> int:
+        """The revision every row this transaction writes gets (taken once, on first write)."""
+        if self._revision is None:
+            self._revision = int(self._db.execute(_NEXT_REVISION).fetchone()[0])
+        return self._revision
 
     def get(self, key: str) -> SessionEntry | None:
         row = self._db.execute(f"{_SELECT} WHERE key = ?", (key,)).fetchone()
@@ -64,7 +99,7 @@ class _Transaction(StoreTransaction):
 
     def insert(self, entry: SessionEntry) -> None:
         try:
-            self._db.execute(_INSERT, entry_to_params(entry))
+            self._db.execute(_INSERT, (*entry_to_params(entry), self._next_revision()))
         except sqlite3.IntegrityError as error:
             if _is_label_conflict(error):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
@@ -73,7 +108,7 @@ class _Transaction(StoreTransaction):
     def update(self, entry: SessionEntry) -> None:
         params = entry_to_params(entry)
         try:
-            self._db.execute(_UPDATE, (*params[1:], params[0]))
+            self._db.execute(_UPDATE, (*params[1:], self._next_revision(), params[0]))
         except sqlite3.IntegrityError as error:
             if _is_label_conflict(error):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
@@ -87,9 +122,9 @@ class _Transaction(StoreTransaction):
         low, high = subtree_bounds(old)
         cursor = self._db.execute(
             "UPDATE sessions SET lineage_path = ? || substr(lineage_path, ?),"
-            " root_session_key = ?, trace_id = ?"
+            " root_session_key = ?, trace_id = ?, revision = ?"
             " WHERE lineage_path >= ? AND lineage_path < ?",
-            (new, len(old) + 1, new_path[0], trace_id, low, high),
+            (new, len(old) + 1, new_path[0], trace_id, self._next_revision(), low, high),
         )
         return cursor.rowcount
 
@@ -158,10 +193,12 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._in_transaction = False
         self._secret: bytes | None = None
+        self._entries = EntryCache()
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         self._enable_wal(busy_timeout_ms)
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute(f"PRAGMA mmap_size = {_MMAP_SIZE}")
         migrate(self._db)
 
     def _enable_wal(self, timeout_ms: int) -> None:
@@ -229,7 +266,7 @@ class SQLiteStore(Store):
 
     def get(self, key: str) -> SessionEntry | None:
         rows = self._fetch(f"{_SELECT} WHERE key = ?", (key,))
-        return entry_from_row(rows[0]) if rows else None
+        return self._entries(rows[0]) if rows else None
 
     def get_many(self, keys: Sequence[str]) -> dict[str, SessionEntry]:
         found: dict[str, SessionEntry] = {}
@@ -238,7 +275,7 @@ class SQLiteStore(Store):
             chunk = unique[start : start + 500]
             marks = ", ".join("?" for _ in chunk)
             for row in self._fetch(f"{_SELECT} WHERE key IN ({marks})", chunk):
-                entry = entry_from_row(row)
+                entry = self._entries(row)
                 found[entry.key] = entry
         return found
 
@@ -248,20 +285,33 @@ class SQLiteStore(Store):
             predicate, extra = keyset_predicate(after, "?")
             conditions.append(predicate)
             params.extend(extra)
-        sql = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT ?"
-        rows = self._fetch(sql, [*params, limit + 1])
-        entries = [entry_from_row(row) for row in rows[:limit]]
-        following = Position.of(entries[-1]) if len(rows) > limit and entries else None
-        return Page(entries=entries, next=following)
+        where = " AND ".join(conditions)
+        if not self._entries.warm:
+            rows = self._fetch(f"{_SELECT} WHERE {where} {ORDER_BY} LIMIT ?", [*params, limit + 1])
+            entries = self._entries.entries(rows[:limit])
+            following = Position.of(entries[-1]) if len(rows) > limit and entries else None
+            return Page(entries=entries, next=following)
+        # Most rows were read before: read the page's revisions, then only changed rows in full.
+        ids = self._fetch(
+            f"SELECT key, revision, updated_at FROM sessions WHERE {where} {ORDER_BY} LIMIT ?",
+            [*params, limit + 1],
+        )
+        found, missing = self._entries.known([(key, rev) for key, rev, _ in ids[:limit]])
+        if missing:
+            found.update(self.get_many(missing))
+        # A row deleted between the two reads is left out; one changed in between comes in its
+        # newer state. The next page starts after the last row of the first read, either way.
+        entries = [found[key] for key, _, _ in ids[:limit] if key in found]
+        last = ids[limit - 1] if len(ids) > limit else None
+        return Page(entries=entries, next=Position(last[2], last[0]) if last else None)
 
     def page_at_offset(self, query: SessionQuery, offset: int, limit: int) -> list[SessionEntry]:
         conditions, params = where_clause(query, "?")
         sql = f"{_SELECT} WHERE {' AND '.join(conditions)} {ORDER_BY} LIMIT ? OFFSET ?"
-        return [entry_from_row(row) for row in self._fetch(sql, [*params, limit, offset])]
+        return [self._entries(row) for row in self._fetch(sql, [*params, limit, offset])]
 
     def count(self, query: SessionQuery) -> int:
-        conditions, params = where_clause(query, "?")
-        sql = f"SELECT count(*) FROM sessions WHERE {' AND '.join(conditions)}"
+        sql, params = count_statement(query, "?")
         rows = self._fetch(sql, params)
         return int(rows[0][0])
 
@@ -270,15 +320,15 @@ class SQLiteStore(Store):
             rows = self._fetch(f"{_SELECT} WHERE label = ? {ORDER_BY}", (label,))
         else:
             rows = self._fetch(f"{_SELECT} WHERE agent_id = ? AND label = ?", (agent_id, label))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def by_session_id(self, session_id: str) -> list[SessionEntry]:
         rows = self._fetch(f"{_SELECT} WHERE session_id = ? {ORDER_BY}", (session_id,))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def children(self, key: str) -> list[SessionEntry]:
         rows = self._fetch(f"{_SELECT} WHERE parent_key = ? {ORDER_BY}", (key,))
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def descendants(self, path: tuple[str, ...]) -> list[SessionEntry]:
         low, high = subtree_bounds(encode_path(path))
@@ -286,17 +336,27 @@ class SQLiteStore(Store):
             f"{_SELECT} WHERE lineage_path >= ? AND lineage_path < ? ORDER BY lineage_path",
             (low, high),
         )
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def tree(self, root_key: str) -> list[SessionEntry]:
         rows = self._fetch(
             f"{_SELECT} WHERE root_session_key = ? ORDER BY lineage_path", (root_key,)
         )
-        return [entry_from_row(row) for row in rows]
+        return [self._entries(row) for row in rows]
 
     def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         unique = list(dict.fromkeys(keys))
+        if len(unique) > _CHILD_SCAN_THRESHOLD:
+            # For a large batch one pass over the parent index beats many IN lists.
+            wanted = set(unique)
+            rows = self._fetch(
+                f"SELECT parent_key, key FROM sessions WHERE parent_key IS NOT NULL {ORDER_BY}"
+            )
+            for parent, key in rows:
+                if parent in wanted:
+                    found.setdefault(parent, []).append(key)
+            return found
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             marks = ", ".join("?" for _ in chunk)

@@ -1,0 +1,1 @@
+"""Agent runs: the run manager, runners and (later) model providers and tools."""

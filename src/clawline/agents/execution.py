@@ -1,0 +1,276 @@
+"""Executing one run: the lifecycle around a runner (reference §9).
+
+1. entry ``status:"running"``, ``startedAt`` → ``sessions.changed {reason:"send", phase:"start"}``
+   → ``agent`` lifecycle ``start``;
+2. the runner streams: ``agent`` ``assistant``/``tool`` events, throttled ``chat`` deltas;
+3. the assistant message is appended (``session.message``) — on abort, timeout or failure only
+   when some text was streamed;
+4. ``chat`` ``final`` | ``aborted`` | ``error`` → ``agent`` lifecycle ``end`` | ``error``;
+5. entry ``status`` (``done``/``killed``/``timeout``/``failed``), ``endedAt``, ``runtimeMs``,
+   ``abortedLastRun`` → ``sessions.changed {phase:"end"|"error"}`` → the manager records the
+   outcome (idempotency cache, ``agent.wait``, the ``agent`` method's second answer).
+
+Store writes go through ``Services.call``; events are published on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.agents.history import read_messages
+from clawline.agents.messages import MESSAGE_EVENT, assistant_message
+from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
+from clawline.agents.runner import RunContext, Runner, RunOutput
+from clawline.agents.stream import RunStream
+from clawline.sessions.notify import SessionNotifier, message_json
+from clawline.sessions.transcript import TranscriptEvent
+from clawline.types import JSON, JSONObject, SessionStatus
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = ["ABORT_GRACE_S", "RunExecution"]
+
+log = logging.getLogger("clawline.agents")
+
+ABORT_GRACE_S = 5.0
+"""How long a cancelled runner gets to unwind before its run is ended anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    status: SessionStatus
+    stop_reason: str
+    text: str
+    error: str | None = None
+    usage: Mapping[str, JSON] | None = None
+
+
+def _consume(task: asyncio.Task[RunOutput]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class RunExecution:
+    def __init__(
+        self,
+        services: Services,
+        notifier: SessionNotifier,
+        *,
+        runner: Callable[[], Runner],
+        on_ended: Callable[[Run, RunOutcome], None],
+    ) -> None:
+        self._services = services
+        self._notifier = notifier
+        self._runner = runner
+        self._on_ended = on_ended
+
+    async def execute(self, run: Run) -> None:
+        await run.accepted.wait()
+        if run.stop is not None:
+            self.end_unstarted(run)
+            return
+        clock = self._services.clock
+        stream = RunStream(
+            self._services.bus, clock, run_id=run.run_id, session_key=run.session_key
+        )
+        run.state = RunState.RUNNING
+        run.started_at = clock.now_ms()
+        try:
+            await self._write_status(
+                run, status="running", startedAt=run.started_at, endedAt=None, runtimeMs=None
+            )
+        except Exception as error:
+            log.warning("run %s could not start: %s", run.run_id, error)
+            ending = _Ending("failed", "error", "", error=str(error) or type(error).__name__)
+        else:
+            await self._guard(
+                self._notifier.changed(
+                    run.session_key, reason="send", phase="start", run_id=run.run_id
+                )
+            )
+            stream.lifecycle("start", startedAt=run.started_at)
+            ending = await self._invoke(run, stream)
+        await self._finish(run, stream, ending)
+
+    def end_unstarted(self, run: Run) -> None:
+        """End a run that never started (aborted while queued): ``chat`` ``aborted`` only."""
+        stream = RunStream(
+            self._services.bus, self._services.clock, run_id=run.run_id, session_key=run.session_key
+        )
+        stream.chat("aborted", stopReason="aborted")
+        self._on_ended(run, self._outcome(run, _Ending("killed", "aborted", "", error="aborted")))
+
+    def fail(self, run: Run, error: str) -> None:
+        """Record a run that broke outside its runner (a bug or a lost store)."""
+        self._on_ended(run, self._outcome(run, _Ending("failed", "error", "", error=error)))
+
+    # --- the runner ----------------------------------------------------------------------
+
+    def _context(self, run: Run, stream: RunStream) -> RunContext:
+        store = self._services.store
+
+        async def load_history(limit: int) -> list[JSONObject]:
+            session_id = run.session_id or ""
+            events = await self._services.call(read_messages, store, session_id, limit)
+            return [message_json(event) for event in events]
+
+        return RunContext(
+            run_id=run.run_id,
+            session_key=run.session_key,
+            session_id=run.session_id or "",
+            agent_id=keys.agent_id_of(run.session_key),
+            message=run.message,
+            origin=run.origin,
+            attachments=run.attachments,
+            extra_system_prompt=run.extra_system_prompt,
+            lane=run.lane,
+            deliver=run.deliver,
+            thinking=run.thinking,
+            timeout_ms=run.timeout_ms,
+            stream=stream,
+            stop_requested=run.stop_requested,
+            load_history=load_history,
+        )
+
+    async def _invoke(self, run: Run, stream: RunStream) -> _Ending:
+        runner = self._runner()
+        task = asyncio.create_task(runner.run(self._context(run, stream)))
+        stopper = asyncio.create_task(run.stop_requested.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {task, stopper}, timeout=run.timeout_ms / 1000, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            task.cancel()
+            task.add_done_callback(_consume)
+            raise
+        finally:
+            stopper.cancel()
+        if task in done:
+            return self._completed(task, stream)
+        if run.stop is None:
+            run.request_stop(StopRequest.TIMEOUT)
+        task.cancel()
+        await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+        if task.done():
+            _consume(task)
+        else:
+            log.warning("runner of %s ignored cancellation; ending the run anyway", run.run_id)
+            task.add_done_callback(_consume)
+        if run.stop is StopRequest.TIMEOUT:
+            error = f"run timed out after {run.timeout_ms} ms"
+            return _Ending("timeout", "timeout", stream.text, error=error)
+        return _Ending("killed", "aborted", stream.text, error="aborted")
+
+    @staticmethod
+    def _completed(task: asyncio.Task[RunOutput], stream: RunStream) -> _Ending:
+        if task.cancelled():
+            return _Ending("killed", "aborted", stream.text, error="aborted")
+        error = task.exception()
+        if error is not None:
+            log.warning("runner failed: %r", error)
+            return _Ending("failed", "error", stream.text, error=str(error) or type(error).__name__)
+        output: object = task.result()
+        if not isinstance(output, RunOutput):
+            return _Ending("failed", "error", stream.text, error="runner returned no RunOutput")
+        text = stream.text if output.text is None else output.text
+        status = terminal_status(error=False, stop_reason=output.stop_reason, aborted=False)
+        return _Ending(status, output.stop_reason, text, usage=output.usage)
+
+    # --- the end -------------------------------------------------------------------------
+
+    async def _finish(self, run: Run, stream: RunStream, ending: _Ending) -> None:
+        stream.close()
+        event: TranscriptEvent | None = None
+        if ending.status == "done" or ending.text:
+            data = assistant_message(
+                ending.text, stop_reason=ending.stop_reason, usage=ending.usage
+            )
+            try:
+                event = await self._services.call(
+                    self._services.catalog.append, run.session_key, MESSAGE_EVENT, data
+                )
+            except Exception as error:
+                log.warning("run %s: assistant message not stored: %s", run.run_id, error)
+            else:
+                await self._guard(self._notifier.message(run.session_key, event, run_id=run.run_id))
+        message: JSONObject | None = None
+        if event is not None:
+            message = message_json(event)
+        elif ending.text:
+            message = stream.partial_message()
+        usage = dict(ending.usage) if ending.usage is not None else None
+        if ending.status == "done":
+            stream.chat("final", message=message, stopReason=ending.stop_reason, usage=usage)
+        elif ending.status == "killed":
+            stream.chat("aborted", message=message, stopReason="aborted")
+        else:
+            kind = "timeout" if ending.status == "timeout" else "unknown"
+            stream.chat(
+                "error",
+                message=message,
+                errorMessage=ending.error,
+                errorKind=kind,
+                stopReason=ending.stop_reason,
+            )
+        ended_at = self._services.clock.now_ms()
+        started_at = run.started_at or ended_at
+        if ending.status == "failed":
+            stream.lifecycle("error", startedAt=started_at, endedAt=ended_at, error=ending.error)
+        else:
+            cut_short = ending.status in ("killed", "timeout")
+            stream.lifecycle(
+                "end",
+                startedAt=started_at,
+                endedAt=ended_at,
+                aborted=cut_short,
+                stopReason=ending.stop_reason,
+            )
+        try:
+            await self._write_status(
+                run,
+                status=ending.status,
+                endedAt=ended_at,
+                runtimeMs=ended_at - started_at,
+                abortedLastRun=ending.status in ("killed", "timeout"),
+            )
+        except Exception as error:
+            log.warning("run %s: end status not stored: %s", run.run_id, error)
+        run.state = RunState.ENDED  # the session's row no longer counts it as active
+        phase = "error" if ending.status == "failed" else "end"
+        await self._guard(
+            self._notifier.changed(run.session_key, reason="send", phase=phase, run_id=run.run_id)
+        )
+        self._on_ended(run, self._outcome(run, ending, ended_at=ended_at))
+
+    def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:
+        return RunOutcome(
+            run_id=run.run_id,
+            session_key=run.session_key,
+            status=ending.status,
+            accepted_at=run.accepted_at,
+            started_at=run.started_at,
+            ended_at=self._services.clock.now_ms() if ended_at is None else ended_at,
+            text=ending.text,
+            stop_reason=ending.stop_reason,
+            error=ending.error,
+            usage=ending.usage,
+        )
+
+    async def _write_status(self, run: Run, **changes: JSON) -> None:
+        catalog = self._services.catalog
+        await self._services.call(catalog.patch, run.session_key, changes, create=False)
+
+    @staticmethod
+    async def _guard(publishing: Awaitable[None]) -> None:
+        """Publishing needs a row read; a failing store must not break the run's ending."""
+        try:
+            await publishing
+        except Exception as error:
+            log.warning("session event not published: %s", error)

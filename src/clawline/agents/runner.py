@@ -1,0 +1,133 @@
+"""The runner seam: what produces a run's reply.
+
+A :class:`Runner` gets a :class:`RunContext` and returns a :class:`RunOutput`. The run manager
+does everything around it — queueing, the user and assistant transcript messages, entry status,
+``chat``/``agent``/``sessions.changed`` events, timeouts, aborts, idempotency — so a runner
+only turns a message (and the history) into streamed text and tool activity::
+
+    class MyRunner:
+        async def run(self, ctx: RunContext) -> RunOutput:
+            history = await ctx.history()
+            async for token in model.stream(history, system=ctx.extra_system_prompt):
+                await ctx.emit_text(token)
+            return RunOutput(stop_reason="stop", usage={"input": 12, "output": 34})
+
+Cancellation: an abort, a timeout or a gateway shutdown cancels the runner's task
+(``asyncio.CancelledError`` is raised at its current ``await``). A runner may also poll
+``ctx.cancelled`` or await ``ctx.stop_requested`` between steps. It should let the
+cancellation propagate; the manager waits :data:`~clawline.agents.runs.ABORT_GRACE_S` for it
+and then ends the run anyway. An exception ends the run as ``failed`` with its message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeAlias
+
+from clawline.agents.run import Origin
+from clawline.agents.stream import RunStream
+from clawline.types import JSON, JSONObject
+
+__all__ = ["RunContext", "RunOutput", "Runner", "ToolPhase"]
+
+ToolPhase: TypeAlias = Literal["start", "update", "result"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What a runner returns. ``text`` ``None`` means "what was streamed with
+    :meth:`RunContext.emit_text`"."""
+
+    text: str | None = None
+    stop_reason: str = "stop"
+    usage: Mapping[str, JSON] | None = None
+
+
+class Runner(Protocol):
+    async def run(self, ctx: RunContext) -> RunOutput: ...
+
+
+HistoryLoader: TypeAlias = Callable[[int], Awaitable[list[JSONObject]]]
+
+
+class RunContext:
+    """One run as its runner sees it."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        session_key: str,
+        session_id: str,
+        agent_id: str,
+        message: str,
+        origin: Origin,
+        attachments: Sequence[JSONObject],
+        extra_system_prompt: str | None,
+        lane: str | None,
+        deliver: bool,
+        thinking: str | None,
+        timeout_ms: int,
+        stream: RunStream,
+        stop_requested: asyncio.Event,
+        load_history: HistoryLoader,
+    ) -> None:
+        self.run_id = run_id
+        self.session_key = session_key
+        self.session_id = session_id
+        self.agent_id = agent_id
+        self.message = message
+        self.origin: Origin = origin
+        self.attachments = attachments
+        """Content blocks (``{type:"image"|"file", mimeType?, fileName?, data}``)."""
+        self.extra_system_prompt = extra_system_prompt
+        self.lane = lane
+        self.deliver = deliver
+        self.thinking = thinking
+        self.timeout_ms = timeout_ms
+        self.stop_requested = stop_requested
+        """Set when the run is asked to stop (abort, timeout, shutdown)."""
+        self._stream = stream
+        self._load_history = load_history
+
+    @property
+    def cancelled(self) -> bool:
+        return self.stop_requested.is_set()
+
+    @property
+    def text(self) -> str:
+        """The assistant text streamed so far."""
+        return self._stream.text
+
+    async def emit_text(self, delta: str) -> None:
+        """Stream a piece of assistant text (ignored once the run has ended)."""
+        self._stream.assistant(delta)
+
+    async def emit_tool(
+        self,
+        phase: ToolPhase,
+        name: str,
+        tool_call_id: str,
+        *,
+        args: JSON = None,
+        partial_result: JSON = None,
+        result: JSON = None,
+        is_error: bool | None = None,
+    ) -> None:
+        """Report tool activity as an ``agent`` event (stream ``tool``)."""
+        data: JSONObject = {"phase": phase, "name": name, "toolCallId": tool_call_id}
+        optional: dict[str, JSON] = {
+            "args": args,
+            "partialResult": partial_result,
+            "result": result,
+            "isError": is_error,
+        }
+        data.update({key: value for key, value in optional.items() if value is not None})
+        self._stream.tool(data)
+
+    async def history(self, limit: int = 200) -> list[JSONObject]:
+        """The session's last ``limit`` messages, oldest first, this run's user message
+        included (as clients see them: ``{role, content, id, seq, timestamp, …}``)."""
+        return await self._load_history(limit)

@@ -1,0 +1,206 @@
+"""``clawline gateway …``: run the gateway, or call one of its methods.
+
+``gateway run`` prints exactly one line to stdout once it accepts connections::
+
+    clawline gateway listening on ws://127.0.0.1:18790
+
+and logs to stderr (never the token). SIGTERM or SIGINT stop it gracefully (exit 0).
+
+``gateway call METHOD`` prints the method's payload as JSON; a refusal prints
+``error: <CODE> <message>`` on stderr and exits 1 (bad ``--params`` exits 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from clawline.cli.app import CliState, CommandFailed, InputRefused, pass_state
+from clawline.client.errors import ClientError
+from clawline.client.target import GatewayTarget, resolve_gateway
+from clawline.types import JSON
+
+if TYPE_CHECKING:
+    import socket
+
+    from clawline.gateway.app import Gateway
+    from clawline.gateway.device import DeviceIdentity
+
+__all__ = ["gateway"]
+
+log = logging.getLogger("clawline.gateway")
+
+READY_LINE = "clawline gateway listening on {url}"
+FINAL_METHODS = frozenset({"agent"})
+"""Methods that answer twice with one id; ``gateway call`` prints the final answer."""
+
+
+@click.group("gateway")
+def gateway() -> None:
+    """Run the gateway, or call one of its methods."""
+
+
+def _configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("clawline")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False
+
+
+@gateway.command("run")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), help="TCP port (default 18790; 0: any free port)."
+)
+@click.option("--bind", type=click.Choice(["loopback", "lan"]), help="loopback (default) or lan.")
+@click.option("--auth", type=click.Choice(["token", "none"]), help="Client authentication.")
+@click.option("--token", metavar="T", help="Gateway token (prefer CLAWLINE_GATEWAY_TOKEN).")
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+)
+@pass_state
+def run_gateway(
+    state: CliState,
+    port: int | None,
+    bind: str | None,
+    auth: str | None,
+    token: str | None,
+    log_level: str,
+) -> None:
+    """Serve the gateway until SIGTERM or SIGINT."""
+    from clawline.gateway.app import Gateway
+    from clawline.gateway.server import bind_socket
+    from clawline.gateway.settings import resolve_gateway_settings
+    from clawline.services import Services
+
+    settings = state.settings
+    gateway_settings = resolve_gateway_settings(
+        settings, port=port, bind=bind, auth=auth, token=token, env=state.environment
+    )
+    _configure_logging(log_level)
+    try:
+        sock = bind_socket(gateway_settings.host, gateway_settings.port)
+    except OSError as error:
+        where = f"{gateway_settings.host}:{gateway_settings.port}"
+        raise CommandFailed(f"cannot listen on {where}: {error.strerror or error}") from None
+    try:
+        services = Services.open(settings, clock=state.clock)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        asyncio.run(_serve(Gateway(services, gateway_settings), sock))
+    finally:
+        services.close()
+    log.info("stopped")
+
+
+async def _serve(gateway_app: Gateway, sock: socket.socket) -> None:
+    from clawline.gateway.server import serve
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, _stopper(stop, signum))
+
+    def ready(url: str) -> None:
+        click.echo(READY_LINE.format(url=url))
+        sys.stdout.flush()
+
+    try:
+        await serve(
+            gateway_app,
+            sock=sock,
+            on_ready=ready,
+            stop=stop,
+            install_signal_handlers=False,
+        )
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+
+
+def _stopper(stop: asyncio.Event, signum: int) -> Callable[[], None]:
+    def handle() -> None:
+        if not stop.is_set():
+            log.info("%s received: shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    return handle
+
+
+def _parse_params(text: str | None) -> JSON:
+    if text is None:
+        return None
+    try:
+        value: JSON = json.loads(text)
+    except ValueError as error:
+        raise InputRefused(f"invalid --params: not JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise InputRefused("invalid --params: must be a JSON object")
+    return value
+
+
+@gateway.command("call")
+@click.argument("method")
+@click.option("--params", "params_text", metavar="JSON", help="Params as a JSON object.")
+@click.option("--url", metavar="URL", help="Gateway URL (else CLAWLINE_GATEWAY_URL, config).")
+@click.option("--token", metavar="T", help="Gateway token (else CLAWLINE_GATEWAY_TOKEN, config).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the answer (for agent: the final answer).",
+)
+@pass_state
+def call_method(
+    state: CliState,
+    method: str,
+    params_text: str | None,
+    url: str | None,
+    token: str | None,
+    timeout: float,
+) -> None:
+    """Call METHOD and print its payload as JSON."""
+    from clawline.client.identity import load_or_create_identity
+
+    params = _parse_params(params_text)
+    settings = state.settings
+    target = resolve_gateway(settings, state.environment, url=url, token=token)
+    device = load_or_create_identity(settings.state_dir)
+    try:
+        payload = asyncio.run(_call(target, device, method, params, timeout))
+    except ClientError as error:
+        raise CommandFailed(f"{error.code} {error.message}") from None
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+async def _call(
+    target: GatewayTarget, device: DeviceIdentity, method: str, params: JSON, timeout: float
+) -> JSON:
+    from clawline.client.connection import GatewayClient
+
+    client = await GatewayClient.connect(
+        target.url, token=target.token, device=device, connect_timeout=min(timeout, 10.0)
+    )
+    try:
+        if method in FINAL_METHODS:
+            _, final = await client.request_final(method, params, timeout=timeout)
+            return final
+        return await client.request(method, params, timeout=timeout)
+    finally:
+        with contextlib.suppress(ClientError):
+            await client.close()

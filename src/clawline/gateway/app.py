@@ -1,0 +1,175 @@
+"""The gateway application: one port serving the WebSocket protocol and HTTP.
+
+- WebSocket at ``/`` and ``/ws`` (OpenClaw clients dial one or the other);
+- ``/health``, ``/healthz``, ``/readyz`` → ``{"ok":true,"status":"live"}``;
+- ``/`` over plain HTTP → the web UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from clawline import __version__
+from clawline.events import Audience
+from clawline.gateway.connection import Connection
+from clawline.gateway.registry import MethodRegistry
+from clawline.gateway.settings import GatewaySettings
+from clawline.services import Services
+from clawline.types import JSONObject
+
+__all__ = ["EVENTS", "Gateway", "create_app"]
+
+log = logging.getLogger("clawline.gateway")
+
+EVENTS: tuple[str, ...] = (
+    "connect.challenge",
+    "tick",
+    "shutdown",
+    "sessions.changed",
+    "session.message",
+    "chat",
+    "agent",
+)
+"""The events this gateway really emits, as listed in ``hello-ok.features.events``."""
+
+_PLACEHOLDER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>clawline</title></head>
+<body><main><h1>clawline gateway</h1>
+<p>The web chat is not built yet. The WebSocket protocol is served on this port.</p>
+</main></body></html>
+"""
+
+
+class Gateway:
+    """State of a running gateway: its services, methods and connected clients."""
+
+    def __init__(
+        self,
+        services: Services,
+        settings: GatewaySettings,
+        methods: MethodRegistry | None = None,
+    ) -> None:
+        self.services = services
+        self.settings = settings
+        if methods is None:
+            from clawline.gateway.methods import builtin_methods
+
+            methods = builtin_methods()
+        self.methods = methods
+        self.connections: dict[str, Connection] = {}
+        self.started_at = services.clock.now_ms()
+        self.ready = False
+
+    def attach(self, connection: Connection) -> None:
+        self.connections[connection.id] = connection
+        self.services.bus.attach(connection)
+
+    def detach(self, connection: Connection) -> None:
+        self.connections.pop(connection.id, None)
+        self.services.bus.detach(connection)
+
+    def features(self) -> JSONObject:
+        return {"methods": self.methods.names(), "events": list(EVENTS)}
+
+    def snapshot(self) -> JSONObject:
+        settings = self.services.settings
+        return {
+            "sessionDefaults": {
+                "modelProvider": "offline",
+                "model": "offline",
+                "contextTokens": None,
+                "defaultAgentId": settings.default_agent_id,
+                "mainKey": settings.main_key,
+            },
+            "presence": [],
+            "health": {"ok": True, "status": "live"},
+            "stateVersion": self.services.bus.last_seq,
+            "uptimeMs": self.services.clock.now_ms() - self.started_at,
+        }
+
+    def hello_ok(self, connection: Connection) -> JSONObject:
+        info = connection.info
+        assert info is not None
+        bus = self.services.bus
+        auth: JSONObject = {
+            "method": info.auth_method,
+            "role": info.role,
+            "scopes": sorted(info.scopes),
+        }
+        if info.device_id is not None:
+            auth["deviceId"] = info.device_id
+        return {
+            "type": "hello-ok",
+            "protocol": info.protocol,
+            "server": {"version": __version__, "connId": connection.id, "bootId": bus.boot_id},
+            "features": self.features(),
+            "snapshot": self.snapshot(),
+            "auth": auth,
+            "policy": {
+                "maxPayload": self.settings.max_payload,
+                "maxBufferedBytes": self.settings.max_buffered_bytes,
+                "tickIntervalMs": self.settings.tick_interval_ms,
+            },
+        }
+
+    async def tick_loop(self) -> None:
+        interval = self.settings.tick_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            self.services.bus.publish(
+                "tick",
+                {"ts": self.services.clock.now_ms()},
+                audience=Audience.OPERATORS,
+                drop_if_slow=True,
+                retain=False,
+            )
+
+
+def create_app(gateway: Gateway) -> Starlette:
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "status": "live"})
+
+    async def ready(request: Request) -> JSONResponse:
+        if not gateway.ready:
+            return JSONResponse({"ok": False, "status": "starting"}, status_code=503)
+        return JSONResponse({"ok": True, "status": "live"})
+
+    async def index(request: Request) -> HTMLResponse:
+        return HTMLResponse(_PLACEHOLDER)
+
+    async def websocket(websocket: WebSocket) -> None:
+        await Connection(websocket, gateway).serve()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        ticker = asyncio.create_task(gateway.tick_loop())
+        gateway.ready = True
+        try:
+            yield {}
+        finally:
+            gateway.ready = False
+            gateway.services.bus.publish("shutdown", {"reason": "gateway stopping"}, retain=False)
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            await gateway.services.runs.shutdown()
+
+    routes = [
+        Route("/", index),
+        Route("/health", health),
+        Route("/healthz", health),
+        Route("/readyz", ready),
+        WebSocketRoute("/", websocket),
+        WebSocketRoute("/ws", websocket),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

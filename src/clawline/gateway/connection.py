@@ -1,0 +1,305 @@
+"""One WebSocket client: handshake, request dispatch, subscriptions and a bounded outbox.
+
+Outgoing frames go through an outbox drained by a writer task, so nothing that publishes an
+event ever waits for a slow client. When a client falls behind (its outbox holds more than
+``maxBufferedBytes``), *drop-if-slow* events are dropped for it with a logged reason — it sees
+the gap in ``seq`` and can replay or re-list — and a client twice that far behind is
+disconnected rather than allowed to grow without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from clawline.errors import ClawlineError, StoreError
+from clawline.events import Audience, Event
+from clawline.gateway.frames import (
+    ErrorCode,
+    FrameError,
+    GatewayError,
+    Request,
+    encode_error,
+    encode_event,
+    encode_ok,
+    parse_request,
+)
+from clawline.gateway.handshake import Challenge, ConnectionInfo, accept_connect, has_scope
+from clawline.gateway.params import check
+from clawline.gateway.registry import Call
+from clawline.types import JSON
+
+if TYPE_CHECKING:
+    from clawline.gateway.app import Gateway
+
+__all__ = ["Connection"]
+
+log = logging.getLogger("clawline.gateway")
+_ids = itertools.count(1)
+
+CLOSE_NORMAL = 1000
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+
+
+def _close_reason(message: str) -> str:
+    """A WebSocket close reason holds at most 123 bytes of UTF-8; longer ones fail the close."""
+    return message.encode()[:120].decode("utf-8", "ignore")
+
+
+class Connection:
+    """A connected client. Implements the event bus's ``Subscriber`` protocol."""
+
+    def __init__(self, websocket: WebSocket, gateway: Gateway) -> None:
+        self.id = f"c-{next(_ids)}"
+        self._ws = websocket
+        self._gateway = gateway
+        self.info: ConnectionInfo | None = None
+        self.challenge = Challenge()
+        self.subscribed_sessions = False
+        self.message_keys: set[str] = set()
+        self.dropped_events = 0
+        self._outbox: deque[str] = deque()
+        self._outbox_chars = 0
+        self._wakeup = asyncio.Event()
+        self._closing = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # --- subscriber protocol -------------------------------------------------------------
+
+    def wants(self, event: Event) -> bool:
+        if self.info is None or self._closing:
+            return False
+        if event.audience is Audience.OPERATORS:
+            return True
+        if event.audience is Audience.SESSIONS:
+            return self.subscribed_sessions
+        return self.subscribed_sessions or event.session_key in self.message_keys
+
+    def deliver(self, event: Event) -> None:
+        self._enqueue(event.frame(), droppable=event.drop_if_slow, what=event.name)
+
+    def deliver_replayed(self, event: Event) -> None:
+        """Queue an event the client asked to have replayed: never dropped as slow."""
+        self._enqueue(event.frame(), what=event.name)
+
+    # --- outbox --------------------------------------------------------------------------
+
+    def send_response(self, request_id: str, payload: JSON) -> None:
+        self._enqueue(encode_ok(request_id, payload))
+
+    def send_error(self, request_id: str | None, error: GatewayError, payload: JSON = None) -> None:
+        self._enqueue(encode_error(request_id, error, payload))
+
+    def send_event(self, name: str, payload: JSON = None, seq: int | None = None) -> None:
+        self._enqueue(encode_event(name, payload, seq))
+
+    def _enqueue(self, text: str, *, droppable: bool = False, what: str = "frame") -> None:
+        if self._closing:
+            return
+        limit = self._gateway.settings.max_buffered_bytes
+        if droppable and self._outbox_chars + len(text) > limit:
+            self.dropped_events += 1
+            if self.dropped_events == 1 or self.dropped_events % 1000 == 0:
+                log.warning(
+                    "dropped %s for %s: slow consumer (%d bytes buffered, limit %d; %d dropped)",
+                    what,
+                    self.id,
+                    self._outbox_chars,
+                    limit,
+                    self.dropped_events,
+                )
+            return
+        if self._outbox_chars > 2 * limit:
+            log.warning(
+                "closing %s: slow consumer (%d bytes buffered)", self.id, self._outbox_chars
+            )
+            self._close_soon(CLOSE_POLICY, "slow consumer")
+            return
+        self._outbox.append(text)
+        self._outbox_chars += len(text)
+        self._wakeup.set()
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while self._outbox:
+                text = self._outbox.popleft()
+                self._outbox_chars -= len(text)
+                await self._ws.send_text(text)
+
+    async def _flush(self) -> None:
+        while self._outbox:
+            text = self._outbox.popleft()
+            self._outbox_chars -= len(text)
+            await self._ws.send_text(text)
+
+    def _close_soon(self, code: int, reason: str) -> None:
+        self._closing = True
+        self._outbox.clear()
+        self._outbox_chars = 0
+        # Detach now: the close frame itself waits until the client reads again.
+        self._gateway.detach(self)
+        task = asyncio.get_running_loop().create_task(self._ws.close(code, reason))
+        task.add_done_callback(lambda _: None)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        await self._ws.accept()
+        gateway = self._gateway
+        self.send_event(
+            "connect.challenge",
+            {"nonce": self.challenge.nonce, "ts": gateway.services.clock.now_ms()},
+        )
+        writer = asyncio.create_task(self._write_loop())
+        try:
+            if await self._handshake():
+                gateway.attach(self)
+                await self._read_loop()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            gateway.detach(self)
+            self._closing = True
+            for task in list(self._tasks):
+                task.cancel()
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+
+    async def _receive_text(self) -> str | bytes | None:
+        message = await self._ws.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", CLOSE_NORMAL))
+        if message.get("text") is not None:
+            return str(message["text"])
+        data = message.get("bytes")
+        return bytes(data) if data is not None else None
+
+    async def _handshake(self) -> bool:
+        settings = self._gateway.settings
+        try:
+            data = await asyncio.wait_for(self._receive_text(), settings.connect_timeout_s)
+        except TimeoutError:
+            await self._refuse(None, GatewayError("connect timeout"), CLOSE_POLICY)
+            return False
+        if not isinstance(data, str):
+            binary = FrameError("invalid frame: binary messages are not supported")
+            await self._refuse(None, binary, CLOSE_POLICY)
+            return False
+        try:
+            request = parse_request(data, limit=settings.preauth_frame_limit)
+        except FrameError as error:
+            too_big = "exceeds the limit" in error.message
+            await self._refuse(error.request_id, error, CLOSE_TOO_BIG if too_big else CLOSE_POLICY)
+            return False
+        if request.method != "connect":
+            refusal = GatewayError("invalid handshake: the first request must be connect")
+            await self._refuse(request.id, refusal, CLOSE_POLICY)
+            return False
+        try:
+            self.info = accept_connect(request.params, self.challenge, settings)
+        except GatewayError as error:
+            await self._refuse(request.id, error, CLOSE_POLICY)
+            return False
+        self.send_response(request.id, self._gateway.hello_ok(self))
+        log.info(
+            "%s connected: client %s (%s), protocol %d, scopes %s",
+            self.id,
+            self.info.client_id,
+            self.info.client_mode,
+            self.info.protocol,
+            ",".join(sorted(self.info.scopes)) or "-",
+        )
+        return True
+
+    async def _refuse(self, request_id: str | None, error: GatewayError, code: int) -> None:
+        log.info("%s refused: %s", self.id, error.message)
+        self.send_error(request_id, error)
+        await self._flush()
+        self._closing = True
+        await self._ws.close(code, _close_reason(error.message))
+
+    async def _read_loop(self) -> None:
+        settings = self._gateway.settings
+        while not self._closing:
+            data = await self._receive_text()
+            if data is None:
+                continue
+            if not isinstance(data, str):
+                self.send_error(
+                    None, FrameError("invalid frame: binary messages are not supported")
+                )
+                continue
+            try:
+                request = parse_request(data, limit=settings.max_payload)
+            except FrameError as error:
+                self.send_error(error.request_id, error)
+                continue
+            if len(self._tasks) >= settings.max_inflight_requests:
+                busy = GatewayError(
+                    f"too many requests in flight (max {settings.max_inflight_requests})",
+                    ErrorCode.UNAVAILABLE,
+                    retryable=True,
+                )
+                self.send_error(request.id, busy)
+                continue
+            task = asyncio.create_task(self._dispatch(request))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _dispatch(self, request: Request) -> None:
+        try:
+            payload = await self._call(request)
+        except GatewayError as error:
+            self.send_error(request.id, error, error.payload)
+        except ClawlineError as error:
+            code = (
+                ErrorCode.UNAVAILABLE
+                if isinstance(error, StoreError)
+                else ErrorCode.INVALID_REQUEST
+            )
+            # details.errorType names clawline's error class (errors.py), so clients can tell
+            # e.g. a bad label from a missing session without parsing the message.
+            details = {"errorType": type(error).__name__}
+            self.send_error(request.id, GatewayError(error.message, code, details=details))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: %s failed", self.id, request.method)
+            self.send_error(request.id, GatewayError("internal error", ErrorCode.UNAVAILABLE))
+        else:
+            self.send_response(request.id, payload)
+
+    async def _call(self, request: Request) -> JSON:
+        assert self.info is not None
+        if request.method == "connect":
+            raise GatewayError("already connected")
+        method = self._gateway.methods.get(request.method)
+        if method.scope is not None and not has_scope(self.info.scopes, method.scope):
+            raise GatewayError(f"missing scope: {method.scope}")
+        params: dict[str, Any]
+        if method.schema is not None:
+            params = check(method.name, request.params, method.schema)
+        elif request.params is None:
+            params = {}
+        elif isinstance(request.params, dict):
+            params = request.params
+        else:
+            raise GatewayError(f"invalid {method.name} params: params must be an object")
+        call = Call(
+            request_id=request.id,
+            method=method.name,
+            params=params,
+            connection=self,
+            services=self._gateway.services,
+        )
+        return await method.handler(call)

@@ -1,0 +1,158 @@
+"""Ed25519 device identities: the v3 signature payload, verification, and signing.
+
+``device.publicKey`` is the raw 32-byte Ed25519 public key in base64url without padding;
+``device.id`` is the lower-case hex SHA-256 of those bytes; ``device.signature`` signs the UTF-8
+bytes of the v3 payload, eleven fields joined with ``|``::
+
+    v3|<device.id>|<client.id>|<client.mode>|<role>|<scopes,joined>|<signedAt>|<auth.token>|
+    <nonce>|<client.platform lower-cased>|<client.deviceFamily lower-cased>
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from clawline.errors import InvalidInput
+
+__all__ = [
+    "DeviceAuthError",
+    "DeviceIdentity",
+    "b64url",
+    "b64url_decode",
+    "device_id_for",
+    "v3_payload",
+    "verify_device",
+]
+
+
+class DeviceAuthError(InvalidInput):
+    """A device block that does not prove what it claims."""
+
+
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    # Strict: the standard decoder would silently skip characters outside the alphabet.
+    if not isinstance(text, str) or not _B64URL.fullmatch(text):
+        raise ValueError("not unpadded base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def device_id_for(public_key_raw: bytes) -> str:
+    return hashlib.sha256(public_key_raw).hexdigest()
+
+
+def v3_payload(
+    *,
+    device_id: str,
+    client_id: str,
+    client_mode: str,
+    role: str,
+    scopes: Sequence[str],
+    signed_at: int,
+    token: str | None,
+    nonce: str,
+    platform: str | None,
+    device_family: str | None,
+) -> str:
+    return "|".join(
+        [
+            "v3",
+            device_id,
+            client_id,
+            client_mode,
+            role,
+            ",".join(scopes),
+            str(signed_at),
+            token or "",
+            nonce,
+            (platform or "").lower(),
+            (device_family or "").lower(),
+        ]
+    )
+
+
+def verify_device(
+    *,
+    device_id: str,
+    public_key: str,
+    signature: str,
+    nonce: str,
+    expected_nonce: str,
+    payload: str,
+) -> None:
+    """Check a device block; raise :class:`DeviceAuthError` naming what failed."""
+    try:
+        raw = b64url_decode(public_key)
+    except (ValueError, binascii.Error):
+        raise DeviceAuthError("device publicKey is not unpadded base64url") from None
+    if len(raw) != 32:
+        raise DeviceAuthError("device publicKey must be a raw 32-byte Ed25519 key")
+    if device_id != device_id_for(raw):
+        raise DeviceAuthError("device id does not match its publicKey")
+    if nonce != expected_nonce:
+        raise DeviceAuthError("device nonce does not match the connect challenge")
+    try:
+        signature_raw = b64url_decode(signature)
+    except (ValueError, binascii.Error):
+        raise DeviceAuthError("device signature is not unpadded base64url") from None
+    try:
+        Ed25519PublicKey.from_public_bytes(raw).verify(signature_raw, payload.encode("utf-8"))
+    except InvalidSignature:
+        raise DeviceAuthError("device signature is invalid") from None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceIdentity:
+    """A client-side Ed25519 identity that signs connect payloads."""
+
+    private_key: Ed25519PrivateKey
+
+    @classmethod
+    def generate(cls) -> DeviceIdentity:
+        return cls(Ed25519PrivateKey.generate())
+
+    @classmethod
+    def from_pem(cls, pem: bytes) -> DeviceIdentity:
+        key = serialization.load_pem_private_key(pem, password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise DeviceAuthError("device key file does not hold an Ed25519 private key")
+        return cls(key)
+
+    def to_pem(self) -> bytes:
+        return self.private_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+
+    @property
+    def public_key_raw(self) -> bytes:
+        return self.private_key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+
+    @property
+    def public_key(self) -> str:
+        return b64url(self.public_key_raw)
+
+    @property
+    def device_id(self) -> str:
+        return device_id_for(self.public_key_raw)
+
+    def sign(self, payload: str) -> str:
+        return b64url(self.private_key.sign(payload.encode("utf-8")))

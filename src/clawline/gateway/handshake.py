@@ -1,0 +1,186 @@
+"""The connect handshake: challenge, ``connect`` params, protocol, auth, device, scopes.
+
+``connect.challenge`` → ``connect`` → ``hello-ok``. The connection's first request must be
+``connect``; until it succeeds frames are limited to 64 KiB.
+"""
+
+from __future__ import annotations
+
+import hmac
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from clawline.errors import InvalidInput
+from clawline.gateway.device import DeviceAuthError, v3_payload, verify_device
+from clawline.gateway.frames import GatewayError
+from clawline.gateway.params import P, check
+from clawline.gateway.settings import GatewaySettings
+
+__all__ = [
+    "ADMIN",
+    "OPERATOR_SCOPES",
+    "READ",
+    "SUPPORTED_PROTOCOLS",
+    "WRITE",
+    "Challenge",
+    "ConnectionInfo",
+    "accept_connect",
+    "has_scope",
+]
+
+SUPPORTED_PROTOCOLS = (3, 4)
+READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
+OPERATOR_SCOPES = (
+    READ,
+    WRITE,
+    ADMIN,
+    "operator.approvals",
+    "operator.pairing",
+    "operator.talk.secrets",
+)
+CLIENT_MODES = ("cli", "ui", "backend", "node", "worker", "probe", "test", "webchat")
+_IMPLIED = {ADMIN: (READ, WRITE, ADMIN), WRITE: (READ, WRITE), READ: (READ,)}
+
+_CLIENT = {
+    "id": P.string(required=True, min_len=1, max_len=128),
+    "displayName": P.string(max_len=256),
+    "version": P.string(required=True, max_len=128),
+    "platform": P.string(required=True, max_len=128),
+    "deviceFamily": P.string(max_len=128),
+    "modelIdentifier": P.string(max_len=256),
+    "mode": P.string(required=True, choices=CLIENT_MODES),
+    "instanceId": P.string(max_len=256),
+}
+_AUTH = {
+    "token": P.string(max_len=4096),
+    "bootstrapToken": P.string(max_len=4096),
+    "deviceToken": P.string(max_len=4096),
+    "password": P.string(max_len=4096),
+}
+_DEVICE = {
+    "id": P.string(required=True, max_len=128),
+    "publicKey": P.string(required=True, max_len=128),
+    "signature": P.string(required=True, max_len=256),
+    "signedAt": P.integer(required=True, min=0),
+    "nonce": P.string(required=True, max_len=128),
+}
+_CONNECT = {
+    "minProtocol": P.integer(required=True, min=0),
+    "maxProtocol": P.integer(required=True, min=0),
+    "client": P.object(required=True),
+    "role": P.string(max_len=64),
+    "scopes": P.array(P.string(max_len=128), max_len=64),
+    "caps": P.array(P.string(max_len=128), max_len=256),
+    "commands": P.array(max_len=1024),
+    "permissions": P.object(),
+    "pathEnv": P.string(max_len=65536),
+    "auth": P.object(),
+    "device": P.object(),
+    "locale": P.string(max_len=64),
+    "userAgent": P.string(max_len=1024),
+}
+
+
+def has_scope(granted: frozenset[str], required: str) -> bool:
+    """``operator.admin`` implies write and read; ``operator.write`` implies read."""
+    return any(required in _IMPLIED.get(scope, (scope,)) for scope in granted)
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    nonce: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionInfo:
+    """What a successful ``connect`` established."""
+
+    protocol: int
+    client: dict[str, Any]
+    role: str
+    scopes: frozenset[str]
+    caps: tuple[str, ...]
+    auth_method: str
+    device_id: str | None
+
+    @property
+    def client_id(self) -> str:
+        return str(self.client["id"])
+
+    @property
+    def client_mode(self) -> str:
+        return str(self.client["mode"])
+
+
+def _negotiate(low: int, high: int) -> int:
+    common = [v for v in SUPPORTED_PROTOCOLS if low <= v <= high]
+    if not common:
+        first, last = SUPPORTED_PROTOCOLS[0], SUPPORTED_PROTOCOLS[-1]
+        raise GatewayError(
+            f"protocol mismatch: this gateway speaks protocol {first}..{last}, "
+            f"the client asked for {low}..{high}"
+        )
+    return max(common)
+
+
+def accept_connect(
+    raw_params: object, challenge: Challenge, settings: GatewaySettings
+) -> ConnectionInfo:
+    """Check ``connect`` params; raise :class:`GatewayError` for any refusal."""
+    params = check("connect", raw_params, _CONNECT)
+    protocol = _negotiate(params["minProtocol"], params["maxProtocol"])
+    client = check("connect", params["client"], _CLIENT)
+    auth = check("connect", params.get("auth") or {}, _AUTH)
+    role = params.get("role") or "operator"
+    if role != "operator":
+        raise GatewayError(f'unsupported role: {role} (this gateway serves "operator" clients)')
+    token = auth.get("token")
+    auth_method = "none"
+    if settings.auth == "token":
+        if not token:
+            raise GatewayError("unauthorized: a gateway token is required (auth.token)")
+        expected = (settings.token or "").encode()
+        if not hmac.compare_digest(token.encode(), expected):
+            raise GatewayError("unauthorized: gateway token mismatch")
+        auth_method = "token"
+    requested = list(params.get("scopes") or [])
+    device_id = None
+    if params.get("device") is not None:
+        device = check("connect", params["device"], _DEVICE)
+        payload = v3_payload(
+            device_id=device["id"],
+            client_id=client["id"],
+            client_mode=client["mode"],
+            role=role,
+            scopes=requested,
+            signed_at=device["signedAt"],
+            token=token,
+            nonce=device["nonce"],
+            platform=client.get("platform"),
+            device_family=client.get("deviceFamily"),
+        )
+        try:
+            verify_device(
+                device_id=device["id"],
+                public_key=device["publicKey"],
+                signature=device["signature"],
+                nonce=device["nonce"],
+                expected_nonce=challenge.nonce,
+                payload=payload,
+            )
+        except (DeviceAuthError, InvalidInput) as error:
+            raise GatewayError(f"device authentication failed: {error}") from None
+        device_id = device["id"]
+    granted = frozenset(scope for scope in requested if scope in OPERATOR_SCOPES)
+    if settings.require_device and device_id is None:
+        granted = frozenset()
+    return ConnectionInfo(
+        protocol=protocol,
+        client=client,
+        role=role,
+        scopes=granted,
+        caps=tuple(params.get("caps") or ()),
+        auth_method=auth_method,
+        device_id=device_id,
+    )

@@ -1,0 +1,16 @@
+"""The gateway's built-in methods, one module per family."""
+
+from __future__ import annotations
+
+from clawline.gateway.registry import MethodRegistry
+
+__all__ = ["builtin_methods"]
+
+
+def builtin_methods() -> MethodRegistry:
+    from clawline.gateway.methods import agent, chat, sessions, system
+
+    registry = MethodRegistry()
+    for module in (system, sessions, chat, agent):
+        registry.include(module.methods)
+    return registry

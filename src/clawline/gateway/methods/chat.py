@@ -1,0 +1,137 @@
+"""``chat.send``, ``chat.history``, ``chat.abort`` and ``chat.inject`` (reference §7.10-§7.12).
+
+The methods are thin: they check params and scopes and call the run manager
+(:mod:`clawline.agents.runs`), which writes the transcript and publishes the ``chat``,
+``agent``, ``session.message`` and ``sessions.changed`` events. See docs/gateway-chat.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clawline.agents.history import (
+    HISTORY_DEFAULT_LIMIT,
+    HISTORY_DEFAULT_MAX_CHARS,
+    HISTORY_MAX_CHARS,
+    HISTORY_MAX_LIMIT,
+    history_messages,
+)
+from clawline.agents.inject import MAX_INJECT_LABEL
+from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
+from clawline.agents.run import RunsClosed, SendAck
+from clawline.gateway.frames import ErrorCode, GatewayError
+from clawline.gateway.handshake import ADMIN, READ, WRITE, has_scope
+from clawline.gateway.params import P
+from clawline.gateway.registry import Call, MethodRegistry
+from clawline.keys import MAX_KEY_LENGTH
+from clawline.types import JSON, JSONObject
+
+__all__ = ["methods", "refuse_provenance", "send_through_runs"]
+
+methods = MethodRegistry()
+
+_KEY = P.string(required=True, min_len=1, max_len=MAX_KEY_LENGTH)
+_SHORT = 1024
+
+SEND = {
+    "sessionKey": _KEY,
+    "message": P.string(required=True),
+    "idempotencyKey": P.string(required=True, min_len=1, max_len=MAX_IDEMPOTENCY_KEY),
+    "thinking": P.string(max_len=64),
+    "deliver": P.boolean(),
+    "originatingChannel": P.string(max_len=_SHORT),
+    "originatingTo": P.string(max_len=_SHORT),
+    "originatingAccountId": P.string(max_len=_SHORT),
+    "originatingThreadId": P.string(max_len=_SHORT),
+    "attachments": P.array(P.object()),
+    "timeoutMs": P.integer(min=0),
+    "systemInputProvenance": P.anything(),
+    "systemProvenanceReceipt": P.anything(),
+}
+HISTORY = {
+    "sessionKey": _KEY,
+    "limit": P.integer(min=1, max=HISTORY_MAX_LIMIT),
+    "maxChars": P.integer(min=1, max=HISTORY_MAX_CHARS),
+}
+ABORT = {"sessionKey": _KEY, "runId": P.string(min_len=1, max_len=MAX_IDEMPOTENCY_KEY)}
+INJECT = {
+    "sessionKey": _KEY,
+    "message": P.string(required=True),
+    "label": P.string(max_len=MAX_INJECT_LABEL),
+}
+
+PROVENANCE_FIELDS = ("systemInputProvenance", "systemProvenanceReceipt")
+
+
+def refuse_provenance(call: Call, fields: tuple[str, ...] = PROVENANCE_FIELDS) -> None:
+    """System provenance may only be claimed by admin connections (OpenClaw's text)."""
+    info = call.connection.info
+    claimed = any(call.params.get(name) is not None for name in fields)
+    if claimed and (info is None or not has_scope(info.scopes, ADMIN)):
+        raise GatewayError("system provenance fields require admin scope")
+
+
+async def send_through_runs(call: Call, **kwargs: Any) -> SendAck:
+    """``services.runs.send`` with a shutting-down manager answered as ``UNAVAILABLE``."""
+    try:
+        return await call.services.runs.send(**kwargs)
+    except RunsClosed as error:
+        raise GatewayError(error.message, ErrorCode.UNAVAILABLE, retryable=True) from None
+
+
+@methods.method("chat.send", scope=WRITE, schema=SEND)
+async def chat_send(call: Call) -> JSON:
+    """``{runId, status:"started"}``; ``in_flight`` for a key whose run is still active; the
+    cached terminal response for a key whose run ended in the last five minutes."""
+    params = call.params
+    refuse_provenance(call)
+    ack = await send_through_runs(
+        call,
+        session_key=params["sessionKey"],
+        message=params["message"],
+        idempotency_key=params["idempotencyKey"],
+        origin="chat",
+        timeout_ms=params.get("timeoutMs"),
+        deliver=bool(params.get("deliver", False)),
+        attachments=params.get("attachments"),
+        thinking=params.get("thinking"),
+    )
+    return ack.to_json()
+
+
+@methods.method("chat.history", scope=READ, schema=HISTORY)
+async def chat_history(call: Call) -> JSON:
+    """The last ``limit`` messages of the session (unknown session: no messages)."""
+    services = call.services
+    key = services.catalog.canonical(call.params["sessionKey"])
+    entry = await services.call(services.catalog.get, key)
+    result: JSONObject = {"sessionKey": key, "sessionId": None, "messages": []}
+    if entry is not None:
+        result["sessionId"] = entry.session_id
+        result["messages"] = await services.call(
+            history_messages,
+            services.store,
+            entry.session_id,
+            limit=call.params.get("limit", HISTORY_DEFAULT_LIMIT),
+            max_chars=call.params.get("maxChars", HISTORY_DEFAULT_MAX_CHARS),
+        )
+    for name in ("thinkingLevel", "fastMode", "verboseLevel"):
+        result[name] = entry.extra.get(name) if entry is not None else None
+    return result
+
+
+@methods.method("chat.abort", scope=WRITE, schema=ABORT)
+async def chat_abort(call: Call) -> JSON:
+    """Abort ``runId`` of the session, else every queued and running run of it."""
+    run_ids = await call.services.runs.abort(call.params["sessionKey"], call.params.get("runId"))
+    return {"ok": True, "aborted": bool(run_ids), "runIds": list(run_ids)}
+
+
+@methods.method("chat.inject", scope=WRITE, schema=INJECT)
+async def chat_inject(call: Call) -> JSON:
+    """Append an assistant message without running the agent."""
+    params = call.params
+    stored = await call.services.runs.inject(
+        params["sessionKey"], params["message"], params.get("label")
+    )
+    return {"ok": True, "messageId": stored["id"]}

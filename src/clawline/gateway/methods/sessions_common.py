@@ -1,0 +1,70 @@
+"""Pieces the ``sessions.*`` method modules share: listing defaults, webchat refusals, the main
+session check, model resolution and the notifier."""
+
+from __future__ import annotations
+
+from clawline import keys
+from clawline.gateway.frames import GatewayError
+from clawline.gateway.registry import Call
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.notify import SessionNotifier
+from clawline.types import JSONObject
+
+__all__ = [
+    "CONTROL_UI_CLIENT_ID",
+    "DEFAULT_MODEL",
+    "DEFAULT_MODEL_PROVIDER",
+    "is_main_key",
+    "notifier",
+    "refuse_webchat",
+    "resolved_model",
+    "session_defaults",
+]
+
+DEFAULT_MODEL_PROVIDER = "offline"
+DEFAULT_MODEL = "offline"
+CONTROL_UI_CLIENT_ID = "openclaw-control-ui"
+
+
+def session_defaults() -> JSONObject:
+    """``defaults`` of a listing (the same values as ``hello-ok.snapshot.sessionDefaults``)."""
+    return {"modelProvider": DEFAULT_MODEL_PROVIDER, "model": DEFAULT_MODEL, "contextTokens": None}
+
+
+def refuse_webchat(call: Call, message: str) -> None:
+    """Webchat clients other than the Control UI may not change sessions directly."""
+    info = call.connection.info
+    if (
+        info is not None
+        and info.client_mode == "webchat"
+        and info.client_id != CONTROL_UI_CLIENT_ID
+    ):
+        raise GatewayError(message)
+
+
+def is_main_key(call: Call, key: str) -> bool:
+    """Whether ``key`` is some agent's main session (``agent:<id>:<mainKey>``)."""
+    parsed = keys.parse_agent_session_key(key)
+    return parsed is not None and parsed.rest == call.services.catalog.main_key
+
+
+def resolved_model(entry: SessionEntry) -> JSONObject:
+    """``{modelProvider, model}`` in effect for a session.
+
+    A ``model`` override of the form ``provider/model`` names its provider; otherwise the
+    entry's ``modelProvider`` (or the default provider) applies.
+    """
+    model = entry.extra.get("model")
+    provider = entry.extra.get("modelProvider")
+    if isinstance(model, str) and "/" in model:
+        prefix, _, name = model.partition("/")
+        if prefix and name:
+            return {"modelProvider": prefix, "model": name}
+    return {
+        "modelProvider": provider if isinstance(provider, str) else DEFAULT_MODEL_PROVIDER,
+        "model": model if isinstance(model, str) else DEFAULT_MODEL,
+    }
+
+
+def notifier(call: Call) -> SessionNotifier:
+    return SessionNotifier(call.services)

@@ -1,0 +1,253 @@
+"""``sessions.list``: filter, sort and page in the store; build rows for the returned page only.
+
+Two ways to page:
+
+- by offset (OpenClaw): ``offset``/``limit`` → ``hasMore`` = ``offset + count < totalCount``,
+  ``nextOffset`` when there is more;
+- by keyset (clawline): ``cursor`` from the previous page's ``nextCursor`` → ``hasMore`` =
+  ``nextCursor != null``. A cursor starts strictly after the last row it saw, so rows updated
+  during a walk are neither skipped nor repeated; it cannot be combined with an offset.
+
+The first page (no cursor, offset 0) carries both ``nextOffset`` and ``nextCursor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import orjson
+
+from clawline import keys
+from clawline.gateway.frames import GatewayError
+from clawline.gateway.handshake import READ
+from clawline.gateway.methods.sessions_common import session_defaults
+from clawline.gateway.params import P
+from clawline.gateway.registry import Call, MethodRegistry
+from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
+from clawline.sessions.changes import MAX_STORED_INT
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
+from clawline.store.base import Position, SessionQuery
+from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec
+from clawline.types import JSON
+
+__all__ = ["LIST_SCHEMA", "ListPlan", "methods", "run_listing"]
+
+methods = MethodRegistry()
+
+DEFAULT_LIMIT = 100
+SORT_BY = "updatedAt"
+ACTIVE_SCAN_CHUNK = 1000
+MAX_ACTIVE_SCAN = 50_000
+"""``activeOnly`` filters on run state, which only the run manager knows, so it walks the
+filtered rows in keyset order; it examines at most this many rows per call."""
+
+_KEY = P.string(max_len=keys.MAX_KEY_LENGTH)
+_FLAG = P.boolean()
+
+LIST_SCHEMA = {
+    "limit": P.integer(min=1, max=MAX_LIST_LIMIT),
+    "offset": P.integer(min=0, max=MAX_STORED_INT),
+    "activeMinutes": P.integer(min=1),
+    "activeOnly": _FLAG,
+    "sortBy": P.string(max_len=64),
+    "label": P.string(max_len=1024),
+    "spawnedBy": _KEY,
+    "agentId": P.string(max_len=128),
+    "search": P.string(max_len=1024),
+    "workspaceDir": P.string(max_len=4096),
+    "includeGlobal": _FLAG,
+    "includeUnknown": _FLAG,
+    "includeDerivedTitles": _FLAG,
+    "includeLastMessage": _FLAG,
+    "excludeSubagents": _FLAG,
+    "excludeCron": _FLAG,
+    "cursor": P.string(nullable=True, max_len=MAX_CURSOR_LENGTH),
+    "rootSessionKey": _KEY,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ListPlan:
+    query: SessionQuery
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+    cursor: str | None = None
+    active_only: bool = False
+    options: RowOptions = field(default_factory=RowOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class ListOutcome:
+    rows: list[orjson.Fragment]
+    """Already encoded (see :meth:`RowBuilder.build_encoded`)."""
+    total: int
+    has_more: bool
+    next_offset: int | None
+    next_cursor: str | None
+
+
+def _text(params: dict[str, Any], name: str) -> str | None:
+    """A string param trimmed; blank counts as absent."""
+    value = params.get(name)
+    if value is None:
+        return None
+    trimmed = str(value).strip()
+    return trimmed or None
+
+
+def build_query(call: Call, params: dict[str, Any]) -> SessionQuery:
+    catalog = call.services.catalog
+    agent = _text(params, "agentId")
+    spawned_by = _text(params, "spawnedBy")
+    root = _text(params, "rootSessionKey")
+    minutes = params.get("activeMinutes")
+    since = None
+    if minutes is not None:
+        since = max(0, call.services.clock.now_ms() - minutes * 60_000)
+    return SessionQuery(
+        agent_id=None if agent is None else keys.normalize_agent_id(agent),
+        updated_since=since,
+        label=_text(params, "label"),
+        spawned_by=None if spawned_by is None else catalog.canonical(spawned_by),
+        root=None if root is None else catalog.canonical(root),
+        cwd=_text(params, "workspaceDir"),
+        exclude_subagents=bool(params.get("excludeSubagents")),
+        exclude_cron=bool(params.get("excludeCron")),
+        include_global=bool(params.get("includeGlobal")),
+        include_unknown=bool(params.get("includeUnknown")),
+        search=_text(params, "search"),
+    )
+
+
+def _cursor_at(catalog: SessionCatalog, query: SessionQuery, entry: SessionEntry) -> str:
+    codec = CursorCodec(catalog.store.secret())
+    return codec.encode(Position.of(entry), query.fingerprint())
+
+
+def _by_offset(
+    catalog: SessionCatalog, plan: ListPlan
+) -> tuple[list[SessionEntry], int, str | None]:
+    """The page at ``plan.offset``, the number of matching rows, and a cursor after the page
+    when rows follow it."""
+    store = catalog.store
+    if plan.offset == 0:
+        page = catalog.page(plan.query, limit=plan.limit)
+        if page.next_cursor is None:
+            return page.entries, len(page.entries), None
+        return page.entries, store.count(plan.query), page.next_cursor
+    entries = store.page_at_offset(plan.query, plan.offset, plan.limit)
+    total = store.count(plan.query)
+    following = None
+    if entries and plan.offset + len(entries) < total:
+        following = _cursor_at(catalog, plan.query, entries[-1])
+    return entries, total, following
+
+
+def _active_scan(
+    catalog: SessionCatalog, plan: ListPlan, is_active: Callable[[str], bool]
+) -> tuple[list[SessionEntry], int, SessionEntry | None]:
+    """Walk the filtered rows in keyset order (from ``plan.cursor``), keeping those with an
+    active run. Returns the page, the matches seen, and — when the scan budget ran out — the
+    last row examined (the walk resumes after it)."""
+    page_entries: list[SessionEntry] = []
+    matches = 0
+    scanned = 0
+    cursor = plan.cursor
+    while True:
+        page = catalog.page(plan.query, limit=ACTIVE_SCAN_CHUNK, cursor=cursor)
+        for entry in page.entries:
+            if not is_active(entry.key):
+                continue
+            matches += 1
+            if matches > plan.offset and len(page_entries) < plan.limit:
+                page_entries.append(entry)
+        scanned += len(page.entries)
+        if page.next_cursor is None:
+            return page_entries, matches, None
+        if scanned >= MAX_ACTIVE_SCAN:
+            return page_entries, matches, page.entries[-1]
+        cursor = page.next_cursor
+
+
+def run_listing(
+    catalog: SessionCatalog,
+    plan: ListPlan,
+    is_active: Callable[[str], bool],
+    cache: RowCache | None = None,
+) -> ListOutcome:
+    """Page, count and build rows (blocking: runs on the store thread)."""
+    keyset = plan.cursor is not None
+    stopped_at: SessionEntry | None = None
+    next_cursor: str | None = None
+    if plan.active_only:
+        entries, total, stopped_at = _active_scan(catalog, plan, is_active)
+        more_matches = total > plan.offset + len(entries)
+        if more_matches and entries:
+            next_cursor = _cursor_at(catalog, plan.query, entries[-1])
+        elif stopped_at is not None:
+            # Every row up to ``stopped_at`` was examined: the walk goes on after it.
+            next_cursor = _cursor_at(catalog, plan.query, stopped_at)
+        has_more = next_cursor is not None
+    elif keyset:
+        page = catalog.page(plan.query, limit=plan.limit, cursor=plan.cursor)
+        entries, next_cursor = page.entries, page.next_cursor
+        total = catalog.store.count(plan.query)
+        has_more = next_cursor is not None
+    else:
+        entries, total, next_cursor = _by_offset(catalog, plan)
+        has_more = plan.offset + len(entries) < total
+        if not has_more:
+            next_cursor = None
+    next_offset = plan.offset + len(entries) if has_more and not keyset else None
+    rows = RowBuilder(catalog.store, is_active, cache).build_encoded(entries, plan.options)
+    return ListOutcome(rows, total, has_more, next_offset, next_cursor)
+
+
+def plan_from(call: Call) -> ListPlan:
+    params = call.params
+    sort_by = params.get("sortBy")
+    if sort_by is not None and sort_by != SORT_BY:
+        raise GatewayError(f'sessions.list sortBy "{sort_by}" is not supported (use "{SORT_BY}")')
+    offset = params.get("offset", 0)
+    cursor = params.get("cursor")
+    if cursor is not None and offset:
+        raise GatewayError(
+            "sessions.list: cursor and offset cannot be combined (a cursor already says where "
+            "the page starts; send offset 0 or leave it out)"
+        )
+    return ListPlan(
+        query=build_query(call, params),
+        limit=params.get("limit", DEFAULT_LIMIT),
+        offset=offset,
+        cursor=cursor,
+        active_only=bool(params.get("activeOnly")),
+        options=RowOptions(
+            derived_titles=bool(params.get("includeDerivedTitles")),
+            last_message=bool(params.get("includeLastMessage")),
+        ),
+    )
+
+
+@methods.method("sessions.list", scope=READ, schema=LIST_SCHEMA)
+async def sessions_list(call: Call) -> JSON:
+    plan = plan_from(call)
+    services = call.services
+    outcome = await services.call(
+        run_listing, services.catalog, plan, services.runs.has_active_run, services.row_cache
+    )
+    return {
+        "ts": services.clock.now_ms(),
+        "path": services.store.location,
+        "count": len(outcome.rows),
+        "totalCount": outcome.total,
+        "limitApplied": plan.limit,
+        "hasMore": outcome.has_more,
+        "nextOffset": outcome.next_offset,
+        "nextCursor": outcome.next_cursor,
+        "owners": [],
+        "defaults": session_defaults(),
+        "sessions": cast(JSON, outcome.rows),
+    }

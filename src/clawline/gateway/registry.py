@@ -1,0 +1,99 @@
+"""The method registry: gateway method name → handler, required scope and param schema.
+
+Built-in methods and plugin methods register the same way::
+
+    methods = MethodRegistry()
+
+    @methods.method("sessions.list", scope=READ, schema=LIST_SCHEMA)
+    async def sessions_list(call: Call) -> JSON: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clawline.gateway.frames import GatewayError
+from clawline.gateway.params import Schema
+from clawline.types import JSON
+
+if TYPE_CHECKING:
+    from clawline.gateway.connection import Connection
+    from clawline.services import Services
+
+__all__ = ["Call", "Handler", "Method", "MethodRegistry"]
+
+
+class Call:
+    """One request being handled: its params, the connection, and the gateway's services."""
+
+    __slots__ = ("connection", "method", "params", "request_id", "services")
+
+    def __init__(
+        self,
+        *,
+        request_id: str,
+        method: str,
+        params: dict[str, Any],
+        connection: Connection,
+        services: Services,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.connection = connection
+        self.services = services
+
+    def ack(self, payload: JSON) -> None:
+        """Send an intermediate ``res`` with this request's id (the ``agent`` method's first
+        answer); the handler's return value is the final one."""
+        self.connection.send_response(self.request_id, payload)
+
+
+Handler = Callable[[Call], Awaitable[JSON]]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    handler: Handler
+    scope: str | None
+    schema: Schema | None
+
+
+class MethodRegistry:
+    def __init__(self) -> None:
+        self._methods: dict[str, Method] = {}
+
+    def add(
+        self, name: str, handler: Handler, *, scope: str | None, schema: Schema | None = None
+    ) -> None:
+        if name in self._methods:
+            raise ValueError(f"gateway method {name!r} is already registered")
+        self._methods[name] = Method(name, handler, scope, schema)
+
+    def method(
+        self, name: str, *, scope: str | None, schema: Schema | None = None
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.add(name, handler, scope=scope, schema=schema)
+            return handler
+
+        return register
+
+    def include(self, other: MethodRegistry) -> None:
+        for method in other:
+            self.add(method.name, method.handler, scope=method.scope, schema=method.schema)
+
+    def get(self, name: str) -> Method:
+        method = self._methods.get(name)
+        if method is None:
+            raise GatewayError(f"unknown method: {name}")
+        return method
+
+    def __iter__(self) -> Iterator[Method]:
+        return iter(self._methods.values())
+
+    def names(self) -> list[str]:
+        return list(self._methods)

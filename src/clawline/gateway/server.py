@@ -1,0 +1,120 @@
+"""Running the gateway with uvicorn on a socket we bind ourselves (so port 0 works)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+
+from clawline.gateway.app import Gateway, create_app
+
+__all__ = ["bind_socket", "serve"]
+
+log = logging.getLogger("clawline.gateway")
+
+WS_MAX_SIZE = 32 * 1024 * 1024
+"""The transport's own frame bound. Frames between ``maxPayload`` (25 MiB) and this get a typed
+error and the connection survives; larger ones are closed by the WebSocket layer (1009)."""
+
+
+class _NoFrameDumps(logging.Filter):
+    """Drop the websockets library's per-frame DEBUG records (``< %s`` / ``> %s`` with the frame
+    as argument): a ``connect`` frame carries the gateway token, and a frame dump shows it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.DEBUG and record.msg in ("< %s", "> %s"))
+
+
+def _hide_frame_dumps() -> None:
+    logger = logging.getLogger("uvicorn.error")  # the logger uvicorn hands to websockets
+    if not any(isinstance(existing, _NoFrameDumps) for existing in logger.filters):
+        logger.addFilter(_NoFrameDumps())
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    # proto must be IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose
+    # proto says TCP, and with Nagle on a small frame following another waits ~40 ms.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def _write_runtime_file(path: Path, url: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"url": url, "pid": os.getpid()}), encoding="utf-8")
+    tmp.replace(path)
+
+
+async def serve(
+    gateway: Gateway,
+    *,
+    sock: socket.socket | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    stop: asyncio.Event | None = None,
+    install_signal_handlers: bool = True,
+) -> None:
+    """Serve until ``stop`` is set, or until SIGINT/SIGTERM when signal handlers are installed.
+    Shutdown is graceful: the lifespan publishes ``shutdown`` and ends active runs."""
+    settings = gateway.settings
+    sock = sock or bind_socket(settings.host, settings.port)
+    host, port = sock.getsockname()[:2]
+    url = f"ws://{host}:{port}"
+    config = uvicorn.Config(
+        create_app(gateway),
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        ws_max_size=WS_MAX_SIZE,
+        # per-message deflate costs milliseconds per page of rows for little gain on loopback
+        ws_per_message_deflate=False,
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    # Everything loaded so far lives as long as the process. Moving it out of the cyclic
+    # collector's view keeps full collections short while a large listing allocates
+    # hundreds of thousands of short-lived objects.
+    gc.collect()
+    gc.freeze()
+    _hide_frame_dumps()
+    if not install_signal_handlers:
+        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    runtime_file = gateway.services.settings.state_dir / "gateway.json"
+
+    async def announce() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
+            await asyncio.sleep(0.005)
+        _write_runtime_file(runtime_file, url)
+        log.info("listening on %s", url)
+        if on_ready is not None:
+            on_ready(url)
+
+    async def stop_when_told() -> None:
+        if stop is not None:
+            await stop.wait()
+            server.should_exit = True
+
+    helpers = [asyncio.create_task(announce()), asyncio.create_task(stop_when_told())]
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        for helper in helpers:
+            helper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await helper
+        with contextlib.suppress(FileNotFoundError):
+            runtime_file.unlink()
+        sock.close()

@@ -1,0 +1,113 @@
+"""Gateway settings: command-line options over environment variables over ``[gateway]`` in
+config.toml.
+
+Secure defaults: the gateway binds to loopback. Binding to the LAN requires token
+authentication and a token; without both it refuses to start.
+
+Environment: ``CLAWLINE_GATEWAY_TOKEN``, ``CLAWLINE_GATEWAY_PORT``, ``CLAWLINE_GATEWAY_BIND``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from clawline.config import ConfigError, Settings
+from clawline.gateway.frames import (
+    MAX_BUFFERED_BYTES,
+    MAX_PAYLOAD,
+    MAX_PREAUTH_FRAME,
+    TICK_INTERVAL_MS,
+)
+
+__all__ = ["DEFAULT_PORT", "GatewaySettings", "resolve_gateway_settings"]
+
+DEFAULT_PORT = 18790
+"""One above OpenClaw's 18789, so both can run on one machine."""
+
+Bind = Literal["loopback", "lan"]
+AuthMode = Literal["token", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    port: int = DEFAULT_PORT
+    bind: Bind = "loopback"
+    auth: AuthMode = "none"
+    token: str | None = field(default=None, repr=False)
+    require_device: bool = False
+    """Clear operator scopes of connections that present no device identity."""
+    max_payload: int = MAX_PAYLOAD
+    max_buffered_bytes: int = MAX_BUFFERED_BYTES
+    preauth_frame_limit: int = MAX_PREAUTH_FRAME
+    tick_interval_ms: int = TICK_INTERVAL_MS
+    connect_timeout_s: float = 10.0
+    max_inflight_requests: int = 64
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1" if self.bind == "loopback" else "0.0.0.0"
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, float):  # int() would silently truncate 1.5 to 1
+        raise ConfigError(f"{name} must be an integer")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be an integer") from None
+    if isinstance(value, bool) or not 0 <= number <= 65535:
+        raise ConfigError(f"{name} must be a port number from 0 to 65535")
+    return number
+
+
+def resolve_gateway_settings(
+    settings: Settings,
+    *,
+    port: int | None = None,
+    bind: str | None = None,
+    auth: str | None = None,
+    token: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> GatewaySettings:
+    """Merge options, environment and config into checked :class:`GatewaySettings`."""
+    env = os.environ if env is None else env
+    section = settings.raw.get("gateway", {})
+    if not isinstance(section, Mapping):
+        raise ConfigError("config: [gateway] must be a table")
+    chosen_port = _int(
+        port
+        if port is not None
+        else env.get("CLAWLINE_GATEWAY_PORT") or section.get("port", DEFAULT_PORT),
+        "gateway port",
+    )
+    chosen_bind = bind or env.get("CLAWLINE_GATEWAY_BIND") or section.get("bind", "loopback")
+    if chosen_bind not in ("loopback", "lan"):
+        raise ConfigError('gateway bind must be "loopback" or "lan"')
+    chosen_token = token or env.get("CLAWLINE_GATEWAY_TOKEN") or section.get("token")
+    if chosen_token is not None and (not isinstance(chosen_token, str) or not chosen_token.strip()):
+        raise ConfigError("gateway token must be a non-empty string")
+    chosen_auth = auth or section.get("auth") or ("token" if chosen_token else "none")
+    if chosen_auth not in ("token", "none"):
+        raise ConfigError('gateway auth must be "token" or "none"')
+    if chosen_auth == "token" and not chosen_token:
+        raise ConfigError(
+            "gateway auth is token but no token is set (use --token or CLAWLINE_GATEWAY_TOKEN)"
+        )
+    if chosen_bind == "lan" and chosen_auth != "token":
+        raise ConfigError(
+            "refusing to bind off loopback without a token: use --auth token with --token "
+            "(or CLAWLINE_GATEWAY_TOKEN)"
+        )
+    require_device = section.get("require_device", False)
+    if not isinstance(require_device, bool):
+        raise ConfigError("gateway require_device must be true or false")
+    return GatewaySettings(
+        port=chosen_port,
+        bind=cast(Bind, chosen_bind),
+        auth=cast(AuthMode, chosen_auth),
+        token=chosen_token if chosen_auth == "token" else None,
+        require_device=require_device,
+    )

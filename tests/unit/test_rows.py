@@ -1,0 +1,66 @@
+"""Listing rows: the encoded fast path gives exactly the rows of the plain builder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from clawline.sessions.catalog import SessionCatalog
+from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
+from clawline.store.sqlite import SQLiteStore
+from clawline.testing import FakeClock
+
+MAIN = "agent:main:main"
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> SessionCatalog:
+    catalog = SessionCatalog(SQLiteStore(tmp_path / "rows.db"), clock=FakeClock())
+    catalog.patch(MAIN, {"label": "home", "model": "gpt", "deliveryContext": {"to": None}})
+    catalog.patch("agent:main:subagent:a", {"spawnedBy": MAIN, "spawnDepth": 1})
+    catalog.patch("agent:main:subagent:b", {"spawnedBy": MAIN, "childSessions": "shadow?"})
+    catalog.patch(
+        "agent:main:discord:group:42", {"displayName": "Team", "pluginExtensions": {"p": {"n": 1}}}
+    )
+    catalog.append(
+        MAIN, "message", {"role": "user", "content": [{"type": "text", "text": "hi there"}]}
+    )
+    return catalog
+
+
+@pytest.mark.parametrize(
+    "options",
+    [RowOptions(), RowOptions(derived_titles=True), RowOptions(last_message=True)],
+)
+def test_encoded_rows_equal_plain_rows(catalog: SessionCatalog, options: RowOptions) -> None:
+    entries = catalog.page(limit=50).entries
+    active = {"agent:main:subagent:a"}
+    builder = RowBuilder(catalog.store, active.__contains__, RowCache())
+    plain = builder.build(entries, options)
+    encoded = [
+        orjson.loads(orjson.dumps(fragment)) for fragment in builder.build_encoded(entries, options)
+    ]
+    assert encoded == plain
+    by_key = {row["key"]: row for row in plain}
+    assert by_key[MAIN]["childSessions"] == ["agent:main:subagent:b", "agent:main:subagent:a"]
+    assert by_key["agent:main:subagent:a"]["hasActiveRun"] is True
+    assert by_key["agent:main:subagent:b"]["childSessions"] == []  # an extra field never shadows
+    assert by_key[MAIN]["deliveryContext"] == {"to": None}
+
+
+def test_cached_encoding_follows_entry_changes(catalog: SessionCatalog) -> None:
+    cache = RowCache()
+    builder = RowBuilder(catalog.store, lambda key: False, cache)
+
+    def labels() -> dict[str, object]:
+        rows = [
+            orjson.loads(orjson.dumps(f))
+            for f in builder.build_encoded(catalog.page(limit=50).entries)
+        ]
+        return {row["key"]: row["label"] for row in rows}
+
+    assert labels()[MAIN] == "home"
+    catalog.patch(MAIN, {"label": "away"})
+    assert labels()[MAIN] == "away"
