@@ -22,6 +22,10 @@ from clawline.store import Store, open_store
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
+    from clawline.channels.registry import ChannelRegistry
+    from clawline.collab.announce import Announcer
+    from clawline.collab.subagents import SubagentRegistry
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = ["Services"]
 
@@ -45,11 +49,54 @@ class Services:
         """Encoded listing rows of unchanged sessions (see :class:`RowCache`)."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawline-store")
         self._runs: RunManager | None = None
+        self._tasks: TaskRegistry | None = None
+        self._channels: ChannelRegistry | None = None
+        self._subagents: SubagentRegistry | None = None
+        self._announcer: Announcer | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Services:
         store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
         return cls(settings, store, clock=clock)
+
+    @property
+    def tasks(self) -> TaskRegistry:
+        if self._tasks is None:
+            from clawline.tasks.registry import TaskRegistry
+
+            self._tasks = TaskRegistry(self.store, clock=self.clock)
+        return self._tasks
+
+    @property
+    def channels(self) -> ChannelRegistry:
+        """Channel adapters (built-in: ``webchat``); tests may assign another registry."""
+        if self._channels is None:
+            from clawline.channels.registry import default_channel_registry
+
+            self._channels = default_channel_registry()
+        return self._channels
+
+    @channels.setter
+    def channels(self, registry: ChannelRegistry) -> None:
+        self._channels = registry
+
+    @property
+    def subagents(self) -> SubagentRegistry:
+        """Spawned children's run records: creation, completion, kill, steer."""
+        if self._subagents is None:
+            from clawline.collab.subagents import SubagentRegistry
+
+            self._subagents = SubagentRegistry(self)
+        return self._subagents
+
+    @property
+    def announcer(self) -> Announcer:
+        """The announce dispatcher (durable completion inbox), recovery and sweepers."""
+        if self._announcer is None:
+            from clawline.collab.announce import Announcer
+
+            self._announcer = Announcer(self)
+        return self._announcer
 
     @property
     def runs(self) -> RunManager:

@@ -17,7 +17,9 @@ from clawline.agents.echo import EchoRunner, echo_chunks
 from clawline.agents.history import clip_message, fit_budget, read_messages
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
 from clawline.agents.messages import text_of
+from clawline.agents.providers.offline import OfflineProvider
 from clawline.agents.run import RunOutcome, terminal_status
+from clawline.agents.turn import AgentRunner
 from clawline.config import ConfigError, Settings
 from clawline.services import Services
 from clawline.testing import FakeClock
@@ -137,8 +139,10 @@ async def test_the_echo_delay_comes_from_the_config(tmp_path: Path) -> None:
     services = Services.open(Settings(state_dir=tmp_path, raw=raw))
     try:
         runner = services.runs.runner
-        assert isinstance(runner, EchoRunner)
-        assert runner.delay_ms == 17
+        assert isinstance(runner, AgentRunner)  # the offline model streams with the echo delay
+        provider, model = runner.providers.resolve("offline")
+        assert isinstance(provider, OfflineProvider)
+        assert (provider.delay_ms, model) == (17, "offline")
     finally:
         services.close()
 

@@ -32,8 +32,28 @@ class PgSchemas(Protocol):
     def new(self, suffix: str = "") -> str: ...
 
 
-TABLES = ("sessions", "transcripts", "transcript_events", "clawline_meta", "clawline_migrations")
-_DATA_TABLES = ("transcript_events", "transcripts", "sessions")
+TABLES = (
+    "sessions",
+    "transcripts",
+    "transcript_events",
+    "clawline_meta",
+    "clawline_migrations",
+    "tasks",
+    "task_events",
+    "subagent_runs",
+    "announce_inbox",
+    "thread_bindings",
+)
+_DATA_TABLES = (
+    "transcript_events",
+    "transcripts",
+    "sessions",
+    "task_events",
+    "tasks",
+    "subagent_runs",
+    "announce_inbox",
+    "thread_bindings",
+)
 
 
 class Backend(abc.ABC):

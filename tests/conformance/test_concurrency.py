@@ -204,6 +204,14 @@ def test_first_open_from_many_threads(
     location = backend.new_location()
     stores = list(pool.map(lambda _: backend.open(location), range(4)))
     names = backend.rows("SELECT name FROM clawline_migrations ORDER BY name", location)
-    assert [row[0] for row in names] == ["create_meta", "create_sessions", "create_transcripts"]
+    assert [row[0] for row in names] == [
+        "create_announce_inbox",
+        "create_meta",
+        "create_sessions",
+        "create_subagent_runs",
+        "create_tasks",
+        "create_thread_bindings",
+        "create_transcripts",
+    ]
     secrets = set(pool.map(lambda store: store.secret(), stores))
     assert len(secrets) == 1

@@ -23,7 +23,15 @@ def test_backend_name(backend: Backend, store: Store) -> None:
 
 def test_migrations_are_recorded_once(backend: Backend) -> None:
     names = [row[0] for row in backend.rows("SELECT name FROM clawline_migrations ORDER BY name")]
-    assert names == ["create_meta", "create_sessions", "create_transcripts"]
+    assert names == [
+        "create_announce_inbox",
+        "create_meta",
+        "create_sessions",
+        "create_subagent_runs",
+        "create_tasks",
+        "create_thread_bindings",
+        "create_transcripts",
+    ]
     backend.open()
     backend.open()
     again = [row[0] for row in backend.rows("SELECT name FROM clawline_migrations ORDER BY name")]

@@ -64,11 +64,15 @@ class RunExecution:
         *,
         runner: Callable[[], Runner],
         on_ended: Callable[[Run, RunOutcome], None],
+        concurrent: Callable[[Run], bool] = lambda run: False,
     ) -> None:
         self._services = services
         self._notifier = notifier
         self._runner = runner
         self._on_ended = on_ended
+        self._concurrent = concurrent
+        """Whether another run of the run's session is running (a nested-lane run beside an
+        ordinary one): then the entry's run status is left to the other run."""
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
@@ -82,9 +86,10 @@ class RunExecution:
         run.state = RunState.RUNNING
         run.started_at = clock.now_ms()
         try:
-            await self._write_status(
-                run, status="running", startedAt=run.started_at, endedAt=None, runtimeMs=None
-            )
+            if not self._concurrent(run):
+                await self._write_status(
+                    run, status="running", startedAt=run.started_at, endedAt=None, runtimeMs=None
+                )
         except Exception as error:
             log.warning("run %s could not start: %s", run.run_id, error)
             ending = _Ending("failed", "error", "", error=str(error) or type(error).__name__)
@@ -120,6 +125,14 @@ class RunExecution:
             events = await self._services.call(read_messages, store, session_id, limit)
             return [message_json(event) for event in events]
 
+        async def append_message(data: JSONObject) -> JSONObject:
+            if stream.closed:
+                raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
+            catalog = self._services.catalog
+            event = await self._services.call(catalog.append, run.session_key, MESSAGE_EVENT, data)
+            await self._guard(self._notifier.message(run.session_key, event, run_id=run.run_id))
+            return message_json(event)
+
         return RunContext(
             run_id=run.run_id,
             session_key=run.session_key,
@@ -136,6 +149,8 @@ class RunExecution:
             stream=stream,
             stop_requested=run.stop_requested,
             load_history=load_history,
+            message_seq=run.message_seq,
+            append_message=append_message,
         )
 
     async def _invoke(self, run: Run, stream: RunStream) -> _Ending:
@@ -190,7 +205,10 @@ class RunExecution:
         event: TranscriptEvent | None = None
         if ending.status == "done" or ending.text:
             data = assistant_message(
-                ending.text, stop_reason=ending.stop_reason, usage=ending.usage
+                ending.text,
+                stop_reason=ending.stop_reason,
+                usage=ending.usage,
+                extra={"runId": run.run_id},
             )
             try:
                 event = await self._services.call(
@@ -233,13 +251,14 @@ class RunExecution:
                 stopReason=ending.stop_reason,
             )
         try:
-            await self._write_status(
-                run,
-                status=ending.status,
-                endedAt=ended_at,
-                runtimeMs=ended_at - started_at,
-                abortedLastRun=ending.status in ("killed", "timeout"),
-            )
+            if not self._concurrent(run):
+                await self._write_status(
+                    run,
+                    status=ending.status,
+                    endedAt=ended_at,
+                    runtimeMs=ended_at - started_at,
+                    abortedLastRun=ending.status in ("killed", "timeout"),
+                )
         except Exception as error:
             log.warning("run %s: end status not stored: %s", run.run_id, error)
         run.state = RunState.ENDED  # the session's row no longer counts it as active

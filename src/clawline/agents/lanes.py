@@ -3,6 +3,16 @@
 This is OpenClaw's queue mode ``followup`` (reference collaboration.md §11): a message for a
 busy session is accepted and its run starts when the runs before it have ended. A lane exists
 while its session has a queued or running run; its worker task drains it and then goes away.
+
+A run sent with ``bypass_queue`` goes to the session's *nested* lane instead: nested runs of one
+session run one after another, but side by side with the session's ordinary lane. This is what
+lets an agent-to-agent step run on a requester whose own turn is still running (that turn may
+be the one waiting for the step; queueing behind it would deadlock until a timeout).
+
+Lane limits: a run whose ``lane`` has a limit (``limits``, e.g. ``{"subagent": 8}`` from
+``agents.defaults.subagents.maxConcurrent``) waits at the head of its session's queue until
+fewer than that many runs of the lane are executing, across all sessions. It still counts as
+queued (its session is busy); an abort while it waits ends it at once without running.
 """
 
 from __future__ import annotations
@@ -10,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from clawline.agents.run import Run, RunState
@@ -33,34 +43,58 @@ class _Lane:
         return (current is not None and current.active) or bool(self.queue)
 
 
+_NESTED = "\x1fnested"
+"""Suffix of a session's nested lane key (keys never contain control characters)."""
+
+
+def _lane_key(run: Run) -> str:
+    return run.session_key + _NESTED if run.bypass_queue else run.session_key
+
+
 class SessionLanes:
     def __init__(
         self,
         execute: Callable[[Run], Awaitable[None]],
         fail: Callable[[Run, str], None],
+        limits: Mapping[str, int] | None = None,
     ) -> None:
         self._execute = execute
         self._fail = fail
         self._lanes: dict[str, _Lane] = {}
+        self._slots = {name: asyncio.Semaphore(n) for name, n in (limits or {}).items()}
+        """Per-lane concurrency (``lane`` name → semaphore), across sessions."""
 
     def busy(self, session_key: str) -> bool:
         """Whether the session has a queued or running run. Reads only; safe to call from the
         store thread (row building) while the loop changes the lanes."""
-        lane = self._lanes.get(session_key)
-        return lane is not None and lane.busy
+        lanes = self._lanes
+        return any(
+            lane is not None and lane.busy
+            for lane in (lanes.get(session_key), lanes.get(session_key + _NESTED))
+        )
+
+    def running_besides(self, run: Run) -> bool:
+        """Whether another run of ``run``'s session is running right now (on either lane)."""
+        for key in (run.session_key, run.session_key + _NESTED):
+            lane = self._lanes.get(key)
+            current = None if lane is None else lane.current
+            if current is not None and current is not run and current.active:
+                return True
+        return False
 
     def enqueue(self, run: Run) -> None:
-        lane = self._lanes.get(run.session_key)
+        key = _lane_key(run)
+        lane = self._lanes.get(key)
         if lane is None:
-            lane = self._lanes[run.session_key] = _Lane(run.session_key)
+            lane = self._lanes[key] = _Lane(key)
         run.state = RunState.QUEUED
         lane.queue.append(run)
         if lane.worker is None:
-            lane.worker = asyncio.create_task(self._drain(lane), name=f"runs {lane.key}")
+            lane.worker = asyncio.create_task(self._drain(lane), name=f"runs {key!r}")
 
     def unqueue(self, run: Run) -> bool:
         """Take a run that has not started yet out of its lane; whether it was there."""
-        lane = self._lanes.get(run.session_key)
+        lane = self._lanes.get(_lane_key(run))
         if lane is None or run not in lane.queue:
             return False
         lane.queue.remove(run)
@@ -74,6 +108,8 @@ class SessionLanes:
             while lane.queue:
                 run = lane.queue.popleft()
                 lane.current = run
+                slot = self._slots.get(run.lane or "")
+                holding = slot is not None and await _take_slot(slot, run)
                 try:
                     await self._execute(run)
                 except Exception as error:
@@ -82,7 +118,29 @@ class SessionLanes:
                         self._fail(run, f"internal error: {error}")
                 finally:
                     lane.current = None
+                    if holding and slot is not None:
+                        slot.release()
         finally:
             lane.worker = None
             if self._lanes.get(lane.key) is lane and not lane.busy:
                 del self._lanes[lane.key]
+
+
+async def _take_slot(slot: asyncio.Semaphore, run: Run) -> bool:
+    """Wait for a slot of the run's lane, or until the run is asked to stop (then it is ended
+    unstarted by the executor); whether a slot is held."""
+    if run.stop is not None:
+        return False
+    taking = asyncio.ensure_future(slot.acquire())
+    stopping = asyncio.ensure_future(run.stop_requested.wait())
+    try:
+        await asyncio.wait({taking, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if not taking.done():
+            taking.cancel()
+    if taking.done() and not taking.cancelled():
+        if not run.stop_requested.is_set():
+            return True
+        slot.release()
+    return False

@@ -142,6 +142,9 @@ class Run:
     lane: str | None = None
     deliver: bool = False
     thinking: str | None = None
+    bypass_queue: bool = False
+    """Runs on the session's nested lane: it does not wait behind the session's other runs
+    (see :meth:`RunManager.send`)."""
     session_id: str | None = None
     message_seq: int | None = None
     state: RunState = RunState.PENDING

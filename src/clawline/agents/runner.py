@@ -30,7 +30,7 @@ from clawline.agents.run import Origin
 from clawline.agents.stream import RunStream
 from clawline.types import JSON, JSONObject
 
-__all__ = ["RunContext", "RunOutput", "Runner", "ToolPhase"]
+__all__ = ["MessageAppender", "RunContext", "RunOutput", "Runner", "ToolPhase"]
 
 ToolPhase: TypeAlias = Literal["start", "update", "result"]
 
@@ -50,6 +50,7 @@ class Runner(Protocol):
 
 
 HistoryLoader: TypeAlias = Callable[[int], Awaitable[list[JSONObject]]]
+MessageAppender: TypeAlias = Callable[[JSONObject], Awaitable[JSONObject]]
 
 
 class RunContext:
@@ -73,6 +74,8 @@ class RunContext:
         stream: RunStream,
         stop_requested: asyncio.Event,
         load_history: HistoryLoader,
+        message_seq: int | None = None,
+        append_message: MessageAppender | None = None,
     ) -> None:
         self.run_id = run_id
         self.session_key = session_key
@@ -89,8 +92,11 @@ class RunContext:
         self.timeout_ms = timeout_ms
         self.stop_requested = stop_requested
         """Set when the run is asked to stop (abort, timeout, shutdown)."""
+        self.message_seq = message_seq
+        """The transcript seq of this run's user message (``None`` if unknown)."""
         self._stream = stream
         self._load_history = load_history
+        self._append = append_message
 
     @property
     def cancelled(self) -> bool:
@@ -131,3 +137,18 @@ class RunContext:
         """The session's last ``limit`` messages, oldest first, this run's user message
         included (as clients see them: ``{role, content, id, seq, timestamp, …}``)."""
         return await self._load_history(limit)
+
+    async def append_message(self, message: Mapping[str, JSON]) -> JSONObject:
+        """Append a message to the session's transcript and publish it (``session.message``,
+        ``sessions.changed {phase:"message"}``); ``runId`` is added. Returns the message as
+        clients see it (with ``id``, ``seq``, ``timestamp``).
+
+        For the messages of a turn *before* its reply — the assistant's tool-call messages and
+        the tool results. The final assistant reply is appended by the run manager (from
+        :class:`RunOutput`), once, after the runner returns.
+        """
+        if self._append is None:
+            raise RuntimeError("this run context cannot append transcript messages")
+        data: JSONObject = dict(message)
+        data.setdefault("runId", self.run_id)
+        return await self._append(data)

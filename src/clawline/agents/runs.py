@@ -6,10 +6,23 @@
 - Idempotency: a repeated key answers ``in_flight`` while its run is pending, queued or running
   and replays the cached terminal response for :data:`IDEMPOTENCY_TTL_MS` after it ended.
   ``run_id`` is the idempotency key; the ``agent`` method dedupes under ``agent:<key>``.
-- :meth:`abort` ends queued and running runs (``killed``); :meth:`shutdown` aborts everything
-  and waits until every run's end is written.
+- ``send(..., bypass_queue=True)`` puts the run on the session's nested lane: it starts without
+  waiting for the session's other runs (agent-to-agent steps on a requester that is mid-turn;
+  see :mod:`clawline.agents.lanes`).
+- ``send(..., existing_message_seq=seq)`` runs a turn for a user message that is already in
+  the transcript (written by the caller in a transaction of its own, e.g. delivered completion
+  events): nothing is appended or published, the run reads that message as its own.
+- Runs of a lane with a limit wait for a slot (``subagent``: ``maxConcurrent``; see
+  :mod:`clawline.agents.lanes`).
+- :meth:`on_run_end` registers a hook called once per run when its end is written; a hook may
+  return a coroutine, which runs as a task that :meth:`shutdown` waits for.
+- :meth:`abort` ends queued and running runs (``killed``); :meth:`shutdown` cancels the
+  background tasks started with :meth:`spawn_background`, aborts everything and waits until
+  every run's end is written (and its end hooks have finished).
 - :attr:`runner` produces replies (:class:`~clawline.agents.runner.Runner`); the default is the
-  :class:`~clawline.agents.echo.EchoRunner`.
+  :class:`~clawline.agents.turn.AgentRunner` (model providers and tools; the ``offline`` model
+  unless configured otherwise). :attr:`config` is the parsed agent configuration,
+  :attr:`tools` the tool registry and :attr:`providers` the model provider registry.
 
 Runs live in memory: they survive neither a crash nor a restart (a graceful shutdown ends them
 as ``killed`` with their status written).
@@ -20,11 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+from clawline import keys
 from clawline.agents.config import AgentSettings, effective_timeout_ms
-from clawline.agents.echo import EchoRunner
 from clawline.agents.execution import RunExecution
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
 from clawline.agents.inject import inject_message
@@ -36,6 +49,7 @@ from clawline.agents.messages import (
     check_message,
     user_message,
 )
+from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.run import (
     Origin,
     Run,
@@ -46,6 +60,9 @@ from clawline.agents.run import (
     StopRequest,
 )
 from clawline.agents.runner import Runner
+from clawline.agents.settings import AgentsConfig
+from clawline.agents.tools.registry import ToolRegistry, default_tool_registry
+from clawline.agents.turn import AgentRunner
 from clawline.errors import InvalidField
 from clawline.sessions.notify import SessionNotifier
 from clawline.sessions.transcript import TranscriptEvent
@@ -54,33 +71,53 @@ from clawline.types import JSONObject
 if TYPE_CHECKING:
     from clawline.services import Services
 
-__all__ = ["IDEMPOTENCY_TTL_MS", "RunManager", "RunsClosed", "SendAck"]
+__all__ = ["IDEMPOTENCY_TTL_MS", "RunEndHook", "RunManager", "RunsClosed", "SendAck"]
 
 log = logging.getLogger("clawline.agents")
+
+RunEndHook: TypeAlias = Callable[[Run, RunOutcome], Awaitable[None] | None]
 
 
 class RunManager:
     def __init__(self, services: Services) -> None:
         self._services = services
         self.settings = AgentSettings.from_settings(services.settings)
-        self.runner: Runner = EchoRunner(delay_ms=self.settings.echo_delay_ms)
+        self.config = AgentsConfig.from_settings(services.settings)
+        self.tools: ToolRegistry = default_tool_registry()
+        self.providers = ProviderRegistry(self.config, offline_delay_ms=self.settings.echo_delay_ms)
+        self.runner: Runner = AgentRunner(
+            services, config=self.config, providers=self.providers, tools=self.tools
+        )
         self._notifier = SessionNotifier(services)
         self._cache = IdempotencyCache(services.clock)
         self._active: dict[str, Run] = {}
         """Pending, queued and running runs by dedupe key."""
         self._waiters: dict[str, list[asyncio.Future[RunOutcome]]] = {}
         self._tasks: set[asyncio.Task[SendAck]] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._end_hooks: list[RunEndHook] = []
+        self._hook_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self._execution = RunExecution(
-            services, self._notifier, runner=lambda: self.runner, on_ended=self._ended
+            services,
+            self._notifier,
+            runner=lambda: self.runner,
+            on_ended=self._ended,
+            concurrent=lambda run: self._lanes.running_besides(run),
         )
-        self._lanes = SessionLanes(self._execution.execute, self._execution.fail)
+        limits = {"subagent": self.config.defaults.subagents.max_concurrent}
+        self._lanes = SessionLanes(self._execution.execute, self._execution.fail, limits)
 
     # --- queries -------------------------------------------------------------------------
 
     def has_active_run(self, session_key: str) -> bool:
         """Whether the session has a queued or running run (safe from the store thread)."""
         return self._lanes.busy(session_key)
+
+    @property
+    def closed(self) -> bool:
+        """Shutting down: no new runs are accepted."""
+        return self._closed
 
     def active_runs(self, session_key: str | None = None) -> list[Run]:
         return [
@@ -104,8 +141,13 @@ class RunManager:
         deliver: bool = False,
         attachments: Sequence[Mapping[str, object]] | None = None,
         thinking: str | None = None,
+        bypass_queue: bool = False,
+        existing_message_seq: int | None = None,
     ) -> SendAck:
-        """Accept a message for a session; see the module docstring."""
+        """Accept a message for a session; see the module docstring. ``bypass_queue`` runs it
+        on the session's nested lane, beside (not behind) the session's other runs.
+        ``existing_message_seq``: ``message`` is already the transcript's message at that seq
+        (the session must exist); it is neither appended nor published again."""
         if self._closed:
             raise RunsClosed("the gateway is shutting down; no new runs are accepted")
         key = self._services.catalog.canonical(session_key)
@@ -140,13 +182,15 @@ class RunManager:
             session_key=key,
             message=text,
             origin=origin,
-            timeout_ms=effective_timeout_ms(timeout_ms, self.settings.run_timeout_ms),
+            timeout_ms=effective_timeout_ms(timeout_ms, self._default_timeout_ms(key)),
             accepted_at=self._services.clock.now_ms(),
             attachments=blocks,
             extra_system_prompt=extra_system_prompt,
             lane=lane,
             deliver=deliver,
             thinking=thinking,
+            bypass_queue=bypass_queue,
+            message_seq=existing_message_seq,
         )
         self._active[dedupe] = run
         # Shielded: once the key is reserved, a cancelled caller must not leave half a send.
@@ -160,6 +204,11 @@ class RunManager:
         # request without awaiting (chat.send, agent) answers before the run's first event.
         run.accepted.set()
         return ack
+
+    def _default_timeout_ms(self, key: str) -> int:
+        """The session's agent's ``timeoutSeconds`` (``[agents] timeout_seconds`` unless
+        ``agents.defaults``/``agents.list`` say otherwise)."""
+        return self.config.resolve_agent(keys.agent_id_of(key)).timeout_ms
 
     def _ack(self, run: Run, status: str) -> SendAck:
         return SendAck(
@@ -183,25 +232,35 @@ class RunManager:
         event = catalog.append(key, MESSAGE_EVENT, data)
         return entry.session_id, event, created
 
+    def _existing_now(self, key: str) -> tuple[str, None, bool]:
+        """On the store thread: the session id of a session whose message is already written."""
+        return self._services.catalog.require(key).session_id, None, False
+
     async def _accept(self, run: Run) -> SendAck:
         data = user_message(run.message, run.attachments)
+        data["runId"] = run.run_id
+        prepared: tuple[str, TranscriptEvent | None, bool]
         try:
-            session_id, event, created = await self._services.call(
-                self._prepare_now, run.session_key, data
-            )
+            if run.message_seq is None:
+                prepared = await self._services.call(self._prepare_now, run.session_key, data)
+            else:
+                prepared = await self._services.call(self._existing_now, run.session_key)
         except BaseException as error:
             self._active.pop(run.dedupe_key, None)
             run.state = RunState.ENDED
             self._execution.fail(run, str(error) or type(error).__name__)
             raise
+        session_id, event, created = prepared
         run.session_id = session_id
-        run.message_seq = event.seq
+        if event is not None:
+            run.message_seq = event.seq
         if run.stop is None and not self._closed:
             self._lanes.enqueue(run)
         try:
             if created:
                 await self._notifier.changed(run.session_key, reason="create")
-            await self._notifier.message(run.session_key, event, run_id=run.run_id)
+            if event is not None:
+                await self._notifier.message(run.session_key, event, run_id=run.run_id)
         except Exception as error:
             log.warning("run %s: user message not published: %s", run.run_id, error)
         if run.state is RunState.PENDING:
@@ -220,6 +279,27 @@ class RunManager:
         for waiter in self._waiters.pop(run.run_id, []):
             if not waiter.done():
                 waiter.set_result(outcome)
+        for hook in list(self._end_hooks):
+            try:
+                pending = hook(run, outcome)
+            except Exception:
+                log.exception("run end hook failed for %s", run.run_id)
+                continue
+            if pending is not None:
+                task = asyncio.ensure_future(pending)
+                self._hook_tasks.add(task)
+                task.add_done_callback(self._hook_done)
+
+    def on_run_end(self, hook: RunEndHook) -> None:
+        """Call ``hook(run, outcome)`` once per run, on the loop, when its end is written (the
+        session no longer counts the run as active). A returned awaitable runs as a task;
+        :meth:`shutdown` waits for those tasks."""
+        self._end_hooks.append(hook)
+
+    def _hook_done(self, task: asyncio.Future[None]) -> None:
+        self._hook_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("run end hook failed: %r", task.exception())
 
     def _spawn(self, coro: Coroutine[Any, Any, SendAck]) -> asyncio.Task[SendAck]:
         task = asyncio.create_task(coro)
@@ -279,9 +359,34 @@ class RunManager:
                 if not waiters:
                     del self._waiters[run_id]
 
+    def spawn_background(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        """Run ``coro`` as a task the manager keeps track of (e.g. an agent-to-agent exchange
+        that goes on after its tool call answered); :meth:`shutdown` cancels it."""
+        task = asyncio.create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+        if self._closed:
+            task.cancel()  # started by a run that is being shut down
+        return task
+
+    def background_tasks(self) -> list[asyncio.Task[None]]:
+        """The background tasks still running."""
+        return list(self._background)
+
+    def _background_done(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background task %s failed: %r", task.get_name(), task.exception())
+
     async def shutdown(self) -> None:
-        """Refuse new runs, abort every run and wait until each one's end is written."""
+        """Refuse new runs, cancel the background tasks, abort every run and wait until each
+        one's end is written."""
         self._closed = True
+        background = list(self._background)
+        for task in background:
+            task.cancel()
+        if background:
+            await asyncio.wait(background)
         runs = self.active_runs()
         for run in runs:
             self._stop(run, StopRequest.ABORT)
@@ -289,6 +394,9 @@ class RunManager:
         workers = self._lanes.workers()
         if workers:
             await asyncio.wait(workers)
+        while self._hook_tasks:
+            await asyncio.wait(list(self._hook_tasks))
+        await self.providers.aclose()
 
     # --- inject --------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from clawline.cli.app import cli
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
 from clawline.cli.sessions import sessions
+from clawline.cli.tasks import tasks
 
 __all__ = ["cli", "main"]
 
@@ -19,6 +20,7 @@ sessions.add_command(create_session)
 sessions.add_command(patch_session)
 cli.add_command(sessions)
 cli.add_command(gateway)
+cli.add_command(tasks)
 
 
 def main() -> None:

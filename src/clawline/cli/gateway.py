@@ -80,6 +80,7 @@ def run_gateway(
     log_level: str,
 ) -> None:
     """Serve the gateway until SIGTERM or SIGINT."""
+    from clawline.agents.settings import AgentsConfig
     from clawline.gateway.app import Gateway
     from clawline.gateway.server import bind_socket
     from clawline.gateway.settings import resolve_gateway_settings
@@ -89,6 +90,7 @@ def run_gateway(
     gateway_settings = resolve_gateway_settings(
         settings, port=port, bind=bind, auth=auth, token=token, env=state.environment
     )
+    AgentsConfig.from_settings(settings)  # a bad agents/models/tools section stops start-up
     _configure_logging(log_level)
     try:
         sock = bind_socket(gateway_settings.host, gateway_settings.port)

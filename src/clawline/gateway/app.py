@@ -20,6 +20,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from clawline import __version__
+from clawline.collab.bindings import run_thread_binding_sweeper
 from clawline.events import Audience
 from clawline.gateway.connection import Connection
 from clawline.gateway.registry import MethodRegistry
@@ -152,7 +153,13 @@ def create_app(gateway: Gateway) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        # Before serving: end what a crash left running, deliver pending completions.
+        await gateway.services.announcer.start()
         ticker = asyncio.create_task(gateway.tick_loop())
+        stop_sweeps = asyncio.Event()
+        binding_sweeper = asyncio.create_task(
+            run_thread_binding_sweeper(gateway.services, stop_sweeps)
+        )
         gateway.ready = True
         try:
             yield {}
@@ -162,7 +169,10 @@ def create_app(gateway: Gateway) -> Starlette:
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
+            stop_sweeps.set()
+            await binding_sweeper
             await gateway.services.runs.shutdown()
+            await gateway.services.announcer.stop()
 
     routes = [
         Route("/", index),

@@ -7,7 +7,8 @@ It canonicalises keys, validates changes (:mod:`clawline.sessions.changes`), res
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from clawline import keys
@@ -21,12 +22,13 @@ from clawline.store.base import (
     MAX_LINEAGE_PATH_BYTES,
     SessionQuery,
     Store,
+    StoreTransaction,
     encode_path,
 )
 from clawline.store.cursor import CursorCodec
 from clawline.types import JSONObject
 
-__all__ = ["CatalogPage", "Change", "SessionCatalog"]
+__all__ = ["CatalogPage", "CatalogTransaction", "Change", "SessionCatalog"]
 
 MAX_LIST_LIMIT = 10_000
 
@@ -130,6 +132,17 @@ class SessionCatalog:
 
     # --- writes --------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[CatalogTransaction]:
+        """Several writes in one store transaction: the catalog's own (``patch``, ``append``,
+        …) and, through ``.tx``, other tables' (tasks, run records, inbox). Listeners hear of
+        the changes once the transaction has committed; a failure writes nothing."""
+        with self.store.transaction() as tx:
+            work = CatalogTransaction(self, tx)
+            yield work
+        for change in work.changes:
+            self._emit(change)
+
     def patch(
         self,
         key: object,
@@ -142,62 +155,70 @@ class SessionCatalog:
 
         All checks happen before anything is written; a refused change writes nothing.
         """
+        with self.transaction() as work:
+            return work.patch(key, changes, create=create, touch=touch)
+
+    def _patch(
+        self,
+        tx: StoreTransaction,
+        key: object,
+        changes: Mapping[str, object],
+        *,
+        create: bool,
+        touch: bool,
+    ) -> Change:
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        with self.store.transaction() as tx:
-            current = tx.get(canonical)
-            if current is None and not create:
-                raise SessionNotFound(f"session not found: {canonical}")
-            result = apply_changes(
-                current, canonical, changes, now=now, touch=touch, canonical=self.canonical
-            )
-            entry = result.entry
-            explicit_trace = "traceId" in changes and changes["traceId"] is not None
-            if result.new_parent is not None:
-                tx.lock_lineage()
-                parent = tx.get(result.new_parent)
-                parent_path = parent.lineage_path if parent else (result.new_parent,)
-                old_path = current.lineage_path if current else (canonical,)
-                # Every row whose stored path runs through this session moves with it (children
-                # created before it existed included). No key on the new parent's path may
-                # appear below it, not even a deleted session still named on a path.
-                moving = tx.subtree_paths(old_path)
-                ancestors = set(parent_path)
-                if canonical in ancestors or any(
-                    not ancestors.isdisjoint(below[len(old_path) :]) for below in moving
-                ):
-                    raise LineageCycle(
-                        f"lineage cycle: {result.new_parent} already descends from {canonical}"
-                    )
-                if explicit_trace:
-                    raise InvalidField("traceId is inherited from the parent session")
-                new_path = (*parent_path, canonical)
-                trace = (parent.trace_id if parent else None) or tx.trace_of_tree(result.new_parent)
-                trace = trace or entry.trace_id
-                self._check_path_size(moving, old_path, new_path)
-                entry = replace(
-                    entry, lineage_path=new_path, root_session_key=new_path[0], trace_id=trace
+        current = tx.get(canonical)
+        if current is None and not create:
+            raise SessionNotFound(f"session not found: {canonical}")
+        result = apply_changes(
+            current, canonical, changes, now=now, touch=touch, canonical=self.canonical
+        )
+        entry = result.entry
+        explicit_trace = "traceId" in changes and changes["traceId"] is not None
+        if result.new_parent is not None:
+            tx.lock_lineage()
+            parent = tx.get(result.new_parent)
+            parent_path = parent.lineage_path if parent else (result.new_parent,)
+            old_path = current.lineage_path if current else (canonical,)
+            # Every row whose stored path runs through this session moves with it (children
+            # created before it existed included). No key on the new parent's path may
+            # appear below it, not even a deleted session still named on a path.
+            moving = tx.subtree_paths(old_path)
+            ancestors = set(parent_path)
+            if canonical in ancestors or any(
+                not ancestors.isdisjoint(below[len(old_path) :]) for below in moving
+            ):
+                raise LineageCycle(
+                    f"lineage cycle: {result.new_parent} already descends from {canonical}"
                 )
-                tx.graft(old_path, new_path, trace)
-            elif current is None:
-                existing = tx.trace_of_tree(canonical)
-                if existing and explicit_trace and existing != entry.trace_id:
-                    raise InvalidField("traceId is inherited from the existing tree")
-                if existing:
-                    entry = replace(entry, trace_id=existing)
-            if result.label_changed and entry.label is not None:
-                holder = tx.key_for_label(entry.agent_id, entry.label)
-                if holder is not None and holder != canonical:
-                    raise label_in_use(entry.label)
-            if current is None:
-                tx.insert(entry)
-                tx.open_transcript(entry.session_id, canonical, now)
-            elif entry != current:
-                tx.update(entry)
-        change = Change(key=canonical, before=current, after=entry)
-        if entry != current:
-            self._emit(change)
-        return change
+            if explicit_trace:
+                raise InvalidField("traceId is inherited from the parent session")
+            new_path = (*parent_path, canonical)
+            trace = (parent.trace_id if parent else None) or tx.trace_of_tree(result.new_parent)
+            trace = trace or entry.trace_id
+            self._check_path_size(moving, old_path, new_path)
+            entry = replace(
+                entry, lineage_path=new_path, root_session_key=new_path[0], trace_id=trace
+            )
+            tx.graft(old_path, new_path, trace)
+        elif current is None:
+            existing = tx.trace_of_tree(canonical)
+            if existing and explicit_trace and existing != entry.trace_id:
+                raise InvalidField("traceId is inherited from the existing tree")
+            if existing:
+                entry = replace(entry, trace_id=existing)
+        if result.label_changed and entry.label is not None:
+            holder = tx.key_for_label(entry.agent_id, entry.label)
+            if holder is not None and holder != canonical:
+                raise label_in_use(entry.label)
+        if current is None:
+            tx.insert(entry)
+            tx.open_transcript(entry.session_id, canonical, now)
+        elif entry != current:
+            tx.update(entry)
+        return Change(key=canonical, before=current, after=entry)
 
     @staticmethod
     def _check_path_size(
@@ -214,60 +235,105 @@ class SessionCatalog:
     def delete(self, key: object, *, archive_transcript: bool = True) -> Change:
         """Delete exactly one session. Children are never touched: their lineage (path, root,
         trace id) stays as it was."""
+        with self.transaction() as work:
+            return work.delete(key, archive_transcript=archive_transcript)
+
+    def _delete(self, tx: StoreTransaction, key: object, *, archive_transcript: bool) -> Change:
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        with self.store.transaction() as tx:
-            current = tx.get(canonical)
-            if current is None:
-                raise SessionNotFound(f"session not found: {canonical}")
-            tx.delete(canonical)
-            if archive_transcript:
-                tx.archive_transcript(current.session_id, "deleted", now)
-        change = Change(key=canonical, before=current, after=None)
-        self._emit(change)
-        return change
+        current = tx.get(canonical)
+        if current is None:
+            raise SessionNotFound(f"session not found: {canonical}")
+        tx.delete(canonical)
+        if archive_transcript:
+            tx.archive_transcript(current.session_id, "deleted", now)
+        return Change(key=canonical, before=current, after=None)
 
     def reset(self, key: object) -> Change:
         """Give a session a new incarnation: new ``sessionId``, fresh transcript, old one
         archived. Lineage, label and settings stay."""
+        with self.transaction() as work:
+            return work.reset(key)
+
+    def _reset(self, tx: StoreTransaction, key: object) -> Change:
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        with self.store.transaction() as tx:
-            current = tx.get(canonical)
-            if current is None:
-                raise SessionNotFound(f"session not found: {canonical}")
-            entry = replace(
-                current,
-                session_id=keys.new_session_id(),
-                updated_at=max(now, current.updated_at),
-                status=None,
-                started_at=None,
-                ended_at=None,
-            )
-            tx.archive_transcript(current.session_id, "reset", now)
-            tx.update(entry)
-            tx.open_transcript(entry.session_id, canonical, now)
-        change = Change(key=canonical, before=current, after=entry)
-        self._emit(change)
-        return change
+        current = tx.get(canonical)
+        if current is None:
+            raise SessionNotFound(f"session not found: {canonical}")
+        entry = replace(
+            current,
+            session_id=keys.new_session_id(),
+            updated_at=max(now, current.updated_at),
+            status=None,
+            started_at=None,
+            ended_at=None,
+        )
+        tx.archive_transcript(current.session_id, "reset", now)
+        tx.update(entry)
+        tx.open_transcript(entry.session_id, canonical, now)
+        return Change(key=canonical, before=current, after=entry)
 
     def append(
         self, key: object, type: str, data: JSONObject, *, touch: bool = True
     ) -> TranscriptEvent:
         """Append one event to the session's current transcript (the session must exist)."""
+        with self.transaction() as work:
+            return work.append(key, type, data, touch=touch)
+
+    def _append(
+        self, tx: StoreTransaction, key: object, type: str, data: JSONObject, *, touch: bool
+    ) -> tuple[TranscriptEvent, Change]:
         check_event(type, data)
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        with self.store.transaction() as tx:
-            current = tx.get(canonical)
-            if current is None:
-                raise SessionNotFound(f"session not found: {canonical}")
-            tx.open_transcript(current.session_id, canonical, now)
-            event = tx.append_event(current.session_id, now, type, data)
-            after = current
-            if touch and now > current.updated_at:
-                after = replace(current, updated_at=now)
-                tx.update(after)
-        if after is not current:
-            self._emit(Change(key=canonical, before=current, after=after))
+        current = tx.get(canonical)
+        if current is None:
+            raise SessionNotFound(f"session not found: {canonical}")
+        tx.open_transcript(current.session_id, canonical, now)
+        event = tx.append_event(current.session_id, now, type, data)
+        after = current
+        if touch and now > current.updated_at:
+            after = replace(current, updated_at=now)
+            tx.update(after)
+        return event, Change(key=canonical, before=current, after=after)
+
+
+class CatalogTransaction:
+    """Catalog writes inside one store transaction (see :meth:`SessionCatalog.transaction`).
+    ``tx`` is the store transaction, for writes to other tables in the same commit."""
+
+    def __init__(self, catalog: SessionCatalog, tx: StoreTransaction) -> None:
+        self.catalog = catalog
+        self.tx = tx
+        self.changes: list[Change] = []
+
+    def _record(self, change: Change) -> Change:
+        if change.before != change.after:
+            self.changes.append(change)
+        return change
+
+    def patch(
+        self,
+        key: object,
+        changes: Mapping[str, object],
+        *,
+        create: bool = True,
+        touch: bool = True,
+    ) -> Change:
+        return self._record(self.catalog._patch(self.tx, key, changes, create=create, touch=touch))
+
+    def delete(self, key: object, *, archive_transcript: bool = True) -> Change:
+        return self._record(
+            self.catalog._delete(self.tx, key, archive_transcript=archive_transcript)
+        )
+
+    def reset(self, key: object) -> Change:
+        return self._record(self.catalog._reset(self.tx, key))
+
+    def append(
+        self, key: object, type: str, data: JSONObject, *, touch: bool = True
+    ) -> TranscriptEvent:
+        event, change = self.catalog._append(self.tx, key, type, data, touch=touch)
+        self._record(change)
         return event

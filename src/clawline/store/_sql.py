@@ -50,6 +50,9 @@ def where_clause(query: SessionQuery, ph: str) -> tuple[list[str], list[Any]]:
         conditions.append("key <> 'global'")
     if not query.include_unknown:
         conditions.append("key <> 'unknown'")
+    if query.status is not None:
+        conditions.append(f"status = {ph}")
+        params.append(query.status)
     if query.search:
         pattern = f"%{_escape_like(query.search.lower())}%"
         columns = ("key", "label", "display_name", "session_id")
@@ -70,6 +73,7 @@ def _excluded_kinds(query: SessionQuery) -> list[str] | None:
         or query.root is not None
         or query.cwd is not None
         or query.search
+        or query.status is not None
     ):
         return None
     kinds = ["cron_run"]

@@ -17,10 +17,23 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
 from clawline.types import JSONObject
+
+if TYPE_CHECKING:  # collab imports this module
+    from clawline.store.collab import (
+        BindingReads,
+        BindingWrites,
+        InboxReads,
+        InboxWrites,
+        RunReads,
+        RunWrites,
+        TaskReads,
+        TaskWrites,
+    )
 
 __all__ = [
     "MAX_LINEAGE_PATH_BYTES",
@@ -78,7 +91,8 @@ class SessionQuery:
     - ``exclude_subagents``: drop ``subagent:`` keys;
     - ``exclude_cron``: drop cron session keys (``agent:<id>:cron:<job>``);
     - ``include_global`` / ``include_unknown``: include the literal buckets;
-    - ``search``: case-insensitive substring of key, label, display name or session id.
+    - ``search``: case-insensitive substring of key, label, display name or session id;
+    - ``status``: rows whose run status is exactly this (e.g. ``running``).
     """
 
     agent_id: str | None = None
@@ -92,6 +106,7 @@ class SessionQuery:
     include_global: bool = True
     include_unknown: bool = True
     search: str | None = None
+    status: str | None = None
 
     def fingerprint(self) -> str:
         """A short digest of the filters, to bind a cursor to the query it came from."""
@@ -99,10 +114,12 @@ class SessionQuery:
         # without asdict's deep copy and without a new encoder per call: it is computed for
         # every page, and this way costs a third as much.
         filters = {name: getattr(self, name) for name in _QUERY_FIELDS}
+        if self.status is not None:  # absent when unset: older cursors stay valid
+            filters["status"] = self.status
         return hashlib.sha256(_CANONICAL_JSON.encode(filters).encode()).hexdigest()[:16]
 
 
-_QUERY_FIELDS = tuple(field.name for field in fields(SessionQuery))
+_QUERY_FIELDS = tuple(field.name for field in fields(SessionQuery) if field.name != "status")
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
@@ -114,7 +131,17 @@ class Page:
 
 
 class StoreTransaction(abc.ABC):
-    """Primitive reads and writes inside one transaction. Used by the catalog only."""
+    """Primitive reads and writes inside one transaction, used by the domain services (the
+    catalog for sessions; the task registry and collaboration services for the rest).
+
+    The collaboration tables are written through four objects bound to the same transaction
+    (interfaces in :mod:`clawline.store.collab`).
+    """
+
+    tasks: TaskWrites
+    runs: RunWrites
+    inbox: InboxWrites
+    bindings: BindingWrites
 
     @abc.abstractmethod
     def get(self, key: str) -> SessionEntry | None:
@@ -168,6 +195,12 @@ class Store(abc.ABC):
 
     location: str
     """Where the data lives (a file path or a URL without credentials)."""
+
+    tasks: TaskReads
+    runs: RunReads
+    inbox: InboxReads
+    bindings: BindingReads
+    """Reads of the collaboration tables (interfaces in :mod:`clawline.store.collab`)."""
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[StoreTransaction]:

@@ -8,9 +8,9 @@ __all__ = ["builtin_methods"]
 
 
 def builtin_methods() -> MethodRegistry:
-    from clawline.gateway.methods import agent, chat, sessions, system
+    from clawline.gateway.methods import agent, chat, sessions, system, tasks
 
     registry = MethodRegistry()
-    for module in (system, sessions, chat, agent):
+    for module in (system, sessions, chat, agent, tasks):
         registry.include(module.methods)
     return registry

@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from clawline import keys
+from clawline.collab.bindings import unbind_deleted_session
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, WRITE
@@ -227,6 +228,9 @@ async def sessions_delete(call: Call) -> JSON:
     archive = call.params.get("deleteTranscript", True)
     await _stop_runs(call, key)
     change = await services.call(_delete, services.catalog, key, archive)
+    deleted = change is not None and change.before is not None
+    hooks = call.params.get("emitLifecycleHooks") is not False
+    await unbind_deleted_session(services, key, deleted=deleted, emit_hooks=hooks)
     if change is None or change.before is None:
         return {"ok": True, "key": key, "deleted": False, "archived": []}
     await notifier(call).changed(key, reason="delete", deleted=change.before)

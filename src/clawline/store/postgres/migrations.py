@@ -18,6 +18,12 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from clawline.errors import MigrationError
+from clawline.store.postgres.collab_schema import (
+    create_announce_inbox,
+    create_subagent_runs,
+    create_tasks,
+    create_thread_bindings,
+)
 
 __all__ = ["MIGRATIONS", "advisory_key", "migrate"]
 
@@ -119,7 +125,15 @@ def create_transcripts(db: psycopg.Connection[TupleRow]) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [create_meta, create_sessions, create_transcripts]
+MIGRATIONS: list[Migration] = [
+    create_meta,
+    create_sessions,
+    create_transcripts,
+    create_tasks,
+    create_subagent_runs,
+    create_announce_inbox,
+    create_thread_bindings,
+]
 
 
 def migrate(db: psycopg.Connection[TupleRow], schema: str | None) -> list[str]:

@@ -31,6 +31,7 @@ from clawline.errors import ClawlineError, LabelInUse, StoreError, StoreUnavaila
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store import redact_url
+from clawline.store._dialect import Dialect
 from clawline.store._rows import (
     COLUMNS,
     INSERT_COLUMNS,
@@ -55,6 +56,7 @@ from clawline.store.base import (
     decode_path,
     encode_path,
 )
+from clawline.store.postgres.collab import attach_reads, attach_writes, postgres_dialect
 from clawline.store.postgres.migrations import advisory_key, migrate
 from clawline.types import JSONObject
 
@@ -91,11 +93,17 @@ def _params(entry: SessionEntry) -> list[Any]:
 
 
 class _Transaction(StoreTransaction):
-    def __init__(self, cursor: psycopg.Cursor[TupleRow], lineage_lock: tuple[int, int]) -> None:
+    def __init__(
+        self,
+        cursor: psycopg.Cursor[TupleRow],
+        lineage_lock: tuple[int, int],
+        dialect: Dialect,
+    ) -> None:
         self._cursor = cursor
         self._lineage_lock = lineage_lock
         self._lineage_locked = False
         self._revision: int | None = None
+        attach_writes(self, cursor, dialect)
 
     def _next_revision(self) -> int:
         """The revision every row this transaction writes gets (taken once, on first write)."""
@@ -245,6 +253,8 @@ class PostgresStore(Store):
             self._db.close()
             raise StoreUnavailable(f"no schema to write to in {self.location}")
         self._lineage_lock = (LINEAGE_LOCK_CLASS, advisory_key(current))
+        self._dialect = postgres_dialect(current)
+        attach_reads(self, self._fetch, self._dialect)
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -305,7 +315,7 @@ class PostgresStore(Store):
                 with self._errors_mapped():
                     self._ensure_connected()
                     with self._db.transaction():
-                        yield _Transaction(self._cursor, self._lineage_lock)
+                        yield _Transaction(self._cursor, self._lineage_lock, self._dialect)
             finally:
                 self._in_transaction = False
 

@@ -11,6 +11,12 @@ import time
 from collections.abc import Callable
 
 from clawline.errors import MigrationError
+from clawline.store.sqlite.collab_schema import (
+    create_announce_inbox,
+    create_subagent_runs,
+    create_tasks,
+    create_thread_bindings,
+)
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -105,7 +111,15 @@ def create_transcripts(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [create_meta, create_sessions, create_transcripts]
+MIGRATIONS: list[Migration] = [
+    create_meta,
+    create_sessions,
+    create_transcripts,
+    create_tasks,
+    create_subagent_runs,
+    create_announce_inbox,
+    create_thread_bindings,
+]
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from clawline.errors import LabelInUse, StoreError, StoreUnavailable
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
@@ -39,6 +41,7 @@ from clawline.store.base import (
     decode_path,
     encode_path,
 )
+from clawline.store.sqlite.collab import attach_reads, attach_writes
 from clawline.store.sqlite.migrations import migrate
 from clawline.types import JSONObject
 
@@ -66,6 +69,16 @@ cache: listing a page of 100 at 100,000 sessions spends ~5% less in SQLite with 
 cache. The map shares the OS page cache (no extra memory); writes still go through write()."""
 
 
+def _decode(text: str) -> JSONObject:
+    """Event data; orjson for speed (turns read thousands of events), the standard parser for
+    what it refuses (integers beyond 64 bits)."""
+    try:
+        data: JSONObject = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        data = json.loads(text)
+    return data
+
+
 def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
     return "sessions.agent_id, sessions.label" in str(error)
 
@@ -74,6 +87,7 @@ class _Transaction(StoreTransaction):
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         self._revision: int | None = None
+        attach_writes(self, db)
 
     def _next_revision(self) -> int:
         """The revision every row this transaction writes gets (taken once, on first write)."""
@@ -200,6 +214,7 @@ class SQLiteStore(Store):
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute(f"PRAGMA mmap_size = {_MMAP_SIZE}")
         migrate(self._db)
+        attach_reads(self, self._fetch)
 
     def _enable_wal(self, timeout_ms: int) -> None:
         """Switch to WAL. SQLite answers "database is locked" at once, without waiting, while
@@ -386,7 +401,7 @@ class SQLiteStore(Store):
             " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after_seq, limit),
         )
-        return [TranscriptEvent(session_id, r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+        return [TranscriptEvent(session_id, r[0], r[1], r[2], _decode(r[3])) for r in rows]
 
     def tail(self, session_id: str, limit: int) -> list[TranscriptEvent]:
         rows = self._fetch(
@@ -395,7 +410,7 @@ class SQLiteStore(Store):
             (session_id, limit),
         )
         return [
-            TranscriptEvent(session_id, r[0], r[1], r[2], json.loads(r[3])) for r in reversed(rows)
+            TranscriptEvent(session_id, r[0], r[1], r[2], _decode(r[3])) for r in reversed(rows)
         ]
 
     def heads(self, session_ids: Sequence[str], max_seq: int) -> dict[str, list[TranscriptEvent]]:
@@ -410,7 +425,7 @@ class SQLiteStore(Store):
                 [*chunk, max_seq],
             )
             for r in rows:
-                event = TranscriptEvent(r[0], r[1], r[2], r[3], json.loads(r[4]))
+                event = TranscriptEvent(r[0], r[1], r[2], r[3], _decode(r[4]))
                 found.setdefault(r[0], []).append(event)
         return found
 
@@ -427,5 +442,5 @@ class SQLiteStore(Store):
                 chunk,
             )
             for r in rows:
-                found[r[0]] = TranscriptEvent(r[0], r[1], r[2], r[3], json.loads(r[4]))
+                found[r[0]] = TranscriptEvent(r[0], r[1], r[2], r[3], _decode(r[4]))
         return found

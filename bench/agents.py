@@ -1,0 +1,186 @@
+"""Sub-agent benchmark: one parent fans out to 1,000 children with the offline model, and every
+completion is delivered back to it through the durable announce inbox.
+
+Run from the repository root::
+
+    .venv/bin/python bench/agents.py [--children 1000] [--max-children 20] [--concurrent 20]
+                                     [--echo-delay-ms 5] [--profile]
+
+The parent gets one message, ``spawn <n> x: <task>``: the offline model spawns one child per
+tool round until the requester's active-children limit refuses, and every completion turn
+resumes the wave (docs/agents.md, "Waves"). Each child answers ``echo: <task>``. Measured: the
+time from sending that message until every child's task is terminal, every inbox row is
+delivered and the parent is idle; the number of tasks that are not ``succeeded`` (lost, failed)
+and of completions not delivered exactly once. Target: <= 15 s for 1,000 children.
+
+Runs in-process on a temporary SQLite state directory (the gateway's own services: run
+manager, store thread, dispatcher); ``--profile`` adds a cProfile summary of the event loop
+thread and of the store thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from clawline.agents.messages import text_of
+from clawline.config import Settings
+from clawline.services import Services
+
+PARENT = "agent:main:main"
+TARGET_S = 15.0
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "agents": {
+            "echo_delay_ms": args.echo_delay_ms,
+            "defaults": {
+                "subagents": {
+                    "maxChildrenPerAgent": args.max_children,
+                    "maxConcurrent": args.concurrent,
+                }
+            },
+        }
+    }
+
+
+def _store_profile(services: Services, profiler: cProfile.Profile) -> None:
+    """Profile the store thread too (every blocking call runs there)."""
+
+    def enable() -> None:
+        profiler.enable()
+
+    services._executor.submit(enable).result()
+
+
+def _settled(services: Services, total: int) -> bool:
+    """Every child ended, every completion delivered, the parent idle (cheap checks first)."""
+    store = services.store
+    if services.runs.has_active_run(PARENT) or store.runs.count_active(PARENT):
+        return False
+    if store.inbox.requesters_with_pending():
+        return False
+    return len(store.runs.for_requester(PARENT)) >= total
+
+
+async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
+    services = Services.open(Settings(state_dir=state, raw=_config(args)))
+    profilers: list[cProfile.Profile] = []
+    if args.profile:
+        loop_profiler, store_profiler = cProfile.Profile(), cProfile.Profile()
+        _store_profile(services, store_profiler)
+        loop_profiler.enable()
+        profilers = [loop_profiler, store_profiler]
+    await services.announcer.start()
+    started = time.perf_counter()
+    message = f"spawn {args.children} x: check item"
+    await services.runs.send(session_key=PARENT, message=message, idempotency_key="bench")
+    deadline = started + args.timeout
+    while time.perf_counter() < deadline:
+        await asyncio.sleep(0.05)
+        if await services.call(_settled, services, args.children):
+            break
+    elapsed = time.perf_counter() - started
+    for profiler in profilers:
+        profiler.disable()
+    figures = await services.call(_figures, services)
+    figures["elapsed_s"] = elapsed
+    await services.runs.shutdown()
+    await services.announcer.stop()
+    if args.profile:
+        services._executor.submit(lambda: None).result()
+    services.close()
+    for name, profiler in zip(("event loop", "store thread"), profilers, strict=False):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(args.top)
+        print(f"--- profile: {name} ---\n{out.getvalue()}")
+    return figures
+
+
+def _figures(services: Services) -> dict[str, Any]:
+    store = services.store
+    runs = store.runs.for_requester(PARENT)
+    statuses: Counter[str] = Counter()
+    for run in runs:
+        task = store.tasks.get(run.task_id) if run.task_id else None
+        statuses[task.status if task else "missing"] += 1
+    delivered: Counter[str] = Counter()
+    for run in runs:
+        item = store.inbox.by_run(run.run_id)
+        if item is not None and item.delivered_at is not None:
+            delivered[run.run_id] += 1
+    entry = store.get(PARENT)
+    assert entry is not None
+    events = store.events(entry.session_id, limit=1_000_000)
+    in_transcript: Counter[str] = Counter()
+    turns = 0
+    for event in events:
+        announce = event.data.get("announce")
+        if isinstance(announce, dict):
+            turns += 1
+            for run_id in announce.get("runIds", []):
+                in_transcript[str(run_id)] += 1
+    text = "".join(text_of(event.data) for event in events[-1:])
+    return {
+        "spawned": len(runs),
+        "task_statuses": dict(statuses),
+        "lost_or_failed": sum(n for status, n in statuses.items() if status != "succeeded"),
+        "delivered_once": sum(1 for run in runs if delivered[run.run_id] == 1),
+        "in_transcript_once": sum(1 for run in runs if in_transcript[run.run_id] == 1),
+        "completion_turns": turns,
+        "transcript_messages": len(events),
+        "last_reply": text[:80],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--children", type=int, default=1000)
+    parser.add_argument("--max-children", type=int, default=20)
+    parser.add_argument("--concurrent", type=int, default=20)
+    parser.add_argument("--echo-delay-ms", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--sort", default="cumulative", help="pstats order (e.g. tottime)")
+    args = parser.parse_args()
+    state = Path(tempfile.mkdtemp(prefix="clawline-bench-agents-"))
+    try:
+        figures = asyncio.run(_run(args, state))
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    print(f"children               {figures['spawned']} (asked {args.children})")
+    print(f"time to all delivered  {figures['elapsed_s']:.2f} s (target <= {TARGET_S:.0f} s)")
+    print(f"per child              {1000 * figures['elapsed_s'] / max(1, args.children):.2f} ms")
+    print(f"task statuses          {figures['task_statuses']}")
+    print(f"lost or failed         {figures['lost_or_failed']} (must be 0)")
+    print(f"delivered exactly once {figures['delivered_once']} / {figures['spawned']}")
+    print(f"in transcript once     {figures['in_transcript_once']} / {figures['spawned']}")
+    print(f"completion turns       {figures['completion_turns']}")
+    print(f"parent transcript      {figures['transcript_messages']} messages")
+    print(f"parent's last reply    {figures['last_reply']!r}")
+    ok = (
+        figures["spawned"] == args.children
+        and figures["lost_or_failed"] == 0
+        and figures["delivered_once"] == args.children
+        and figures["in_transcript_once"] == args.children
+    )
+    print("result                 " + ("ok" if ok else "FAILED"))
+    return 0 if ok and figures["elapsed_s"] <= TARGET_S else 1
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""The offline model: deterministic, no network (docs/agents.md, "The offline model").
+
+It reads the turn's message — the newest user message, or for a spawned child the task after
+``[Subagent Task]:`` — and turns its directives (:mod:`.offline_directives`) into tool calls.
+After tool results it answers with a one-line summary of them (``results: write_file ok; …``).
+A message without directives is answered ``echo: <message>``. By turn kind
+(:func:`clawline.agents.steps.classify_turn`):
+
+- agent-to-agent reply step → ``REPLY_SKIP``, announce step → ``ANNOUNCE_SKIP`` (unless the
+  message has a ``reply:`` directive);
+- completion event → ``ack: <task> <status>`` (one line), and a ``spawn <n> x:`` wave of an
+  earlier message resumes: it counts the accepted ``sessions_spawn`` results since that
+  message and spawns the rest, one call per round, until a spawn is refused.
+
+Text is streamed word by word with ``delay_ms`` before each word, like the echo runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+from clawline.agents.config import DEFAULT_ECHO_DELAY_MS
+from clawline.agents.echo import echo_chunks
+from clawline.agents.providers.base import (
+    Finish,
+    ModelMessage,
+    ProviderError,
+    StreamItem,
+    TextDelta,
+    ToolCall,
+    ToolCallDone,
+    ToolSpec,
+    Usage,
+)
+from clawline.agents.providers.offline_directives import SPAWN_TOOL, parse_directives
+from clawline.agents.steps import (
+    ANNOUNCE_SKIP,
+    COMPLETION_EVENT_MARKER,
+    REPLY_SKIP,
+    TurnKind,
+    classify_turn,
+    subagent_task,
+)
+from clawline.types import JSONObject
+
+__all__ = ["OfflineProvider", "Plan", "plan_reply"]
+
+_INFO_CHARS = 200
+_EVENT_FIELD = re.compile(r"^(task|status):\s*(.*)$", re.MULTILINE)
+
+
+@dataclass(slots=True)
+class Plan:
+    """What the offline model answers in one round."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    sleep_ms: int = 0
+    fail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    name: str
+    details: object
+
+
+def _directive_text(message: str) -> str:
+    task = subagent_task(message)
+    return message if task is None else task
+
+
+def _results(turn: Sequence[ModelMessage]) -> list[_Result]:
+    names: dict[str, str] = {}
+    out: list[_Result] = []
+    for message in turn:
+        for call in message.tool_calls:
+            names[call.id] = call.name
+        if message.role == "tool":
+            try:
+                details: object = json.loads(message.content)
+            except ValueError:
+                details = message.content
+            name = message.name or names.get(message.tool_call_id or "", "tool")
+            out.append(_Result(name, details))
+    return out
+
+
+def _status(details: object) -> str:
+    if isinstance(details, dict) and isinstance(details.get("status"), str):
+        return str(details["status"])
+    return "ok"
+
+
+def _info(result: _Result) -> str:
+    details = result.details
+    if not isinstance(details, dict):
+        return str(details)[:_INFO_CHARS]
+    info: object = details.get("error") or details.get("reply") or details.get("content")
+    if result.name == "list_files" and isinstance(details.get("entries"), list):
+        info = ", ".join(str(entry.get("path")) for entry in details["entries"])
+    text = "" if info is None else str(info)
+    if len(text) > _INFO_CHARS:
+        text = text[:_INFO_CHARS] + "…"
+    return text.replace("\n", "\\n")
+
+
+def summarize(results: Sequence[_Result]) -> str:
+    """``results: write_file ok; sessions_spawn accepted x3; read_file ok: <content>``."""
+    parts: list[tuple[str, int]] = []
+    for result in results:
+        info = _info(result)
+        part = f"{result.name} {_status(result.details)}" + (f": {info}" if info else "")
+        if parts and parts[-1][0] == part and not info:
+            parts[-1] = (part, parts[-1][1] + 1)
+        else:
+            parts.append((part, 1))
+    return "results: " + "; ".join(p if n == 1 else f"{p} x{n}" for p, n in parts)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _words(text: str) -> int:
+    """Word count (the usage figures); cached, as every round counts the whole history."""
+    return len(text.split())
+
+
+_ACCEPTED_PREFIX = '{"status": "accepted"'
+
+
+def _accepted_spawns(messages: Sequence[ModelMessage]) -> int:
+    # Runs every round of a wave over the whole wave so far: look at spawn results only, and
+    # parse only those that can be acceptances and do not start like one.
+    count = 0
+    for message in messages:
+        content = message.content
+        if message.role != "tool" or message.name != SPAWN_TOOL or '"accepted"' not in content:
+            continue
+        if content.startswith(_ACCEPTED_PREFIX):
+            count += 1
+        else:
+            count += _status(_parsed(content)) == "accepted"
+    return count
+
+
+def _parsed(content: str) -> object:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
+
+
+def _completion_ack(message: str) -> str:
+    acks: list[str] = []
+    for chunk in message.split(COMPLETION_EVENT_MARKER)[1:]:
+        fields = dict(_EVENT_FIELD.findall(chunk))
+        acks.append(f"{fields.get('task', 'task')} {fields.get('status', 'finished')}".strip())
+    return "ack: " + ("; ".join(acks) or "completion event")
+
+
+def _wave_origin(messages: Sequence[ModelMessage], system: str) -> int | None:
+    """Index of the newest plain user message (not an event or a step) when it has a
+    ``spawn <n> x:`` directive: a newer instruction ends an older wave."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role != "user":
+            continue
+        if classify_turn(message.content, system) in (TurnKind.MESSAGE, TurnKind.A2A_MESSAGE):
+            wave = parse_directives(_directive_text(message.content)).wave
+            return index if wave is not None else None
+    return None
+
+
+def _call(name: str, arguments: JSONObject, serial: int) -> ToolCall:
+    return ToolCall(id=f"offline-{serial}-{name}", name=name, arguments=arguments)
+
+
+def plan_reply(system: str, messages: Sequence[ModelMessage]) -> Plan:
+    """The offline model's answer to ``messages`` (pure; see the module docstring)."""
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    if last_user < 0:
+        return Plan(text="echo: ")
+    trigger = messages[last_user].content
+    turn = messages[last_user + 1 :]
+    first_round = not any(message.tool_calls for message in turn)
+    serial = len(messages)
+    kind = classify_turn(trigger, system)
+    directives = parse_directives("" if kind is TurnKind.COMPLETION else _directive_text(trigger))
+    if kind in (TurnKind.REPLY_STEP, TurnKind.ANNOUNCE_STEP):
+        skip = REPLY_SKIP if kind is TurnKind.REPLY_STEP else ANNOUNCE_SKIP
+        return Plan(text=directives.reply if directives.reply is not None else skip)
+    if kind is TurnKind.COMPLETION:
+        origin = _wave_origin(messages[:last_user], system)
+        directives = parse_directives("")
+        if origin is not None:
+            directives.wave = parse_directives(_directive_text(messages[origin].content)).wave
+        opening = _completion_ack(trigger)
+    else:
+        origin = last_user
+        opening = ""
+    wave = directives.wave
+    if wave is not None and origin is not None:
+        turn_results = [r for r in _results(turn) if r.name == SPAWN_TOOL]
+        refused = bool(turn_results) and _status(turn_results[-1].details) != "accepted"
+        if not refused and _accepted_spawns(messages[origin:]) < wave.count:
+            plan = Plan(calls=[_call(SPAWN_TOOL, {"task": wave.task}, serial)])
+            if first_round and kind is not TurnKind.COMPLETION:
+                plan.calls[:0] = [
+                    _call(tool.name, dict(tool.arguments), serial + 1 + n)
+                    for n, tool in enumerate(directives.tools)
+                ]
+                plan.sleep_ms, plan.fail = directives.sleep_ms, directives.fail
+            return plan
+    if first_round and kind is not TurnKind.COMPLETION:
+        calls = [
+            _call(tool.name, dict(tool.arguments), serial + n)
+            for n, tool in enumerate(directives.tools)
+        ]
+        if calls or directives.fail is not None:
+            return Plan(calls=calls, sleep_ms=directives.sleep_ms, fail=directives.fail)
+        text = directives.reply if directives.reply is not None else f"echo: {trigger}"
+        if directives.reply is None and subagent_task(trigger) is not None:
+            text = f"echo: {subagent_task(trigger)}"
+        return Plan(text=text, sleep_ms=directives.sleep_ms)
+    results = _results(turn)
+    if kind is TurnKind.COMPLETION:
+        return Plan(text=opening + (f" | {summarize(results)}" if results else ""))
+    return Plan(text=directives.reply if directives.reply is not None else summarize(results))
+
+
+class OfflineProvider:
+    """The ``offline`` model (see the module docstring)."""
+
+    def __init__(self, delay_ms: int = DEFAULT_ECHO_DELAY_MS) -> None:
+        self.delay_ms = delay_ms
+
+    async def stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        messages: Sequence[ModelMessage],
+        tools: Sequence[ToolSpec],
+    ) -> AsyncIterator[StreamItem]:
+        plan = plan_reply(system, messages)
+        if plan.sleep_ms:
+            await asyncio.sleep(plan.sleep_ms / 1000)
+        if plan.fail is not None:
+            raise ProviderError(plan.fail, provider="offline")
+        for chunk in echo_chunks(plan.text):
+            await asyncio.sleep(self.delay_ms / 1000)
+            yield TextDelta(chunk)
+        for call in plan.calls:
+            yield ToolCallDone(call)
+        words = sum(_words(message.content) for message in messages)
+        usage = Usage(input=words + _words(system), output=_words(plan.text))
+        yield Finish("toolUse" if plan.calls else "stop", usage)

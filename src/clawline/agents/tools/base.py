@@ -1,0 +1,76 @@
+"""Agent tools: what a model can call during a turn.
+
+A tool is an object with a :class:`ToolSpec` (name, description, JSON-schema parameters) and
+an async ``invoke(ctx, args)`` returning a :class:`ToolResult`. Refusals that the model should
+read (OpenClaw's ``{status:"forbidden"|"error", error}`` results) are *results*, not
+exceptions; an exception means the tool itself broke and is reported to the model as an error
+result by the turn loop.
+
+``ToolResult.details`` is the structured result (e.g. ``sessions_spawn``'s
+``{status:"accepted", childSessionKey, runId, …}``): it is what the model sees (as JSON text),
+what ``agent`` tool events carry as ``result``, and what UIs read as ``rawOutput.details``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.agents.settings import AgentConfig
+    from clawline.services import Services
+    from clawline.sessions.entry import SessionEntry
+
+__all__ = ["Tool", "ToolContext", "ToolResult", "ToolSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    """A JSON schema (``type: object``) for the arguments, as model providers expect."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    details: JSON
+    is_error: bool = False
+    ends_turn: bool = False
+    """The turn ends after this round (``sessions_yield``): the model is not called again and
+    the run's reply is the text streamed so far."""
+
+    @classmethod
+    def error(cls, message: str, status: str = "error", **extra: JSON) -> ToolResult:
+        """OpenClaw's refusal shape: ``{status, error, …}`` (status ``error`` or ``forbidden``)."""
+        return cls({"status": status, "error": message, **extra}, is_error=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Who is calling: the requester session and its run, and where its files live."""
+
+    services: Services
+    session_key: str
+    """The requester's session key."""
+    agent_id: str
+    run_id: str
+    workspace: Path
+    """The agent's workspace directory (file tools are confined to it)."""
+    entry: SessionEntry | None = None
+    """The requester's entry when the turn started (lineage: depth, role, root)."""
+    tool_call_id: str = ""
+    agent: AgentConfig | None = None
+    """The requester's agent configuration (subagent limits, tool policy, model)."""
+    lane: str | None = None
+    """The run's lane (``main``, ``subagent``, ``nested``, …; ``None`` = main)."""
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+
+    async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult: ...

@@ -1,0 +1,227 @@
+"""The channel adapter protocol: what a channel tells clawline about conversations and threads.
+
+A *channel* is a surface where people talk to agents (``webchat``, a chat network, …); an
+*account* is one identity of clawline on it; a *conversation* is one chat, room or thread there,
+named by an id the channel chooses. A thread binding (collaboration.md §9) ties a conversation
+to a session, so messages in it go to that session and the session's output comes back to it.
+
+An adapter declares its binding capabilities ``{adapterAvailable, bindSupported, placements}``
+per account and may register a ``subagent_spawning`` hook (:meth:`ChannelAdapter.
+subagent_spawning`), which prepares a thread when ``sessions_spawn`` is called with
+``thread=true`` (it plans the binding; clawline writes it in the spawn's transaction).
+
+Placements: ``current`` binds the conversation the requester is in; ``child`` first creates a
+new conversation (a thread) under it. The *default top-level placement* is the one used when
+the requester is not already inside a thread.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.agents.settings_threads import ThreadBindingSettings
+    from clawline.store.records import ThreadBinding
+
+__all__ = [
+    "BindingCapabilities",
+    "BindingTarget",
+    "ChannelAdapter",
+    "ChannelContext",
+    "ConversationRef",
+    "Placement",
+    "SpawningError",
+    "SpawningOk",
+    "SpawningResult",
+    "SubagentEnded",
+    "SubagentSpawning",
+]
+
+Placement: TypeAlias = Literal["current", "child"]
+SpawnKind: TypeAlias = Literal["subagent", "acp"]
+
+
+@dataclass(frozen=True, slots=True)
+class BindingCapabilities:
+    adapter_available: bool
+    bind_supported: bool
+    placements: tuple[Placement, ...] = ()
+
+    def supports(self, placement: str) -> bool:
+        return self.adapter_available and self.bind_supported and placement in self.placements
+
+    def to_json(self) -> JSONObject:
+        return {
+            "adapterAvailable": self.adapter_available,
+            "bindSupported": self.bind_supported,
+            "placements": list(self.placements),
+        }
+
+
+UNAVAILABLE = BindingCapabilities(adapter_available=False, bind_supported=False)
+"""The capabilities of a channel without an adapter."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelContext:
+    """Where a session talks: OpenClaw's ``deliveryContext {channel, to, accountId, threadId}``.
+
+    ``channel`` is lower-case; ``to`` is the conversation (chat, room) and ``thread_id`` the
+    thread inside it, when there is one.
+    """
+
+    channel: str
+    account_id: str
+    to: str | None = None
+    thread_id: str | None = None
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"channel": self.channel, "accountId": self.account_id}
+        if self.to is not None:
+            out["to"] = self.to
+        if self.thread_id is not None:
+            out["threadId"] = self.thread_id
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRef:
+    conversation_id: str
+    parent_conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BindingTarget:
+    """A conversation ready to be bound (its thread exists) and how it was chosen."""
+
+    channel: str
+    account_id: str
+    conversation_id: str
+    placement: Placement
+    parent_conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentSpawning:
+    """The ``subagent_spawning`` hook's event: a subagent is being spawned with
+    ``thread=true``. ``requester`` is ``None`` when the requester has no channel context."""
+
+    child_session_key: str
+    requester_session_key: str
+    agent_id: str
+    label: str | None
+    mode: str
+    requester: ChannelContext | None
+    settings: ThreadBindingSettings | None
+    """The thread binding settings of the requester's channel account (``None`` without a
+    channel context); a hook needs no config access of its own."""
+    thread_requested: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SpawningOk:
+    """``{status:"ok", threadBindingReady}``; a ready result names the conversation to bind."""
+
+    thread_binding_ready: bool
+    target: BindingTarget | None = None
+    status: Literal["ok"] = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class SpawningError:
+    """``{status:"error", error}``."""
+
+    error: str
+    status: Literal["error"] = "error"
+
+
+SpawningResult: TypeAlias = SpawningOk | SpawningError
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentEnded:
+    """The ``subagent_ended`` notification (collaboration.md §11) as clawline fires it when a
+    session's thread bindings end (session deleted, ``/unfocus``, expiry)."""
+
+    target_session_key: str
+    target_kind: str
+    """``subagent`` for a subagent session key, else ``acp`` (OpenClaw's rule)."""
+    reason: str
+    send_farewell: bool = True
+    account_id: str | None = None
+    run_id: str | None = None
+    outcome: str | None = None
+    error: str | None = None
+    bindings: tuple[ThreadBinding, ...] = ()
+    """The bindings that ended with it."""
+
+    def to_json(self) -> JSONObject:
+        out: dict[str, JSON] = {
+            "targetSessionKey": self.target_session_key,
+            "targetKind": self.target_kind,
+            "reason": self.reason,
+            "sendFarewell": self.send_farewell,
+        }
+        optional: Mapping[str, str | None] = {
+            "accountId": self.account_id,
+            "runId": self.run_id,
+            "outcome": self.outcome,
+            "error": self.error,
+        }
+        out.update({name: value for name, value in optional.items() if value is not None})
+        out["bindings"] = [binding.to_json() for binding in self.bindings]
+        return out
+
+
+class ChannelAdapter(abc.ABC):
+    """A channel as clawline's thread bindings see it.
+
+    Subclasses set :attr:`id` (lower-case) and :attr:`default_placement` and implement
+    :meth:`capabilities`. The conversation helpers have generic defaults: the current
+    conversation is the thread if the context has one, else ``to``.
+    """
+
+    id: str
+    default_placement: Placement = "current"
+    """The placement used when the requester is not inside a thread."""
+
+    @abc.abstractmethod
+    def capabilities(self, account_id: str) -> BindingCapabilities: ...
+
+    def current_conversation(self, context: ChannelContext) -> ConversationRef | None:
+        """The conversation the context is in, or ``None`` if it names none."""
+        if context.thread_id:
+            return ConversationRef(context.thread_id, parent_conversation_id=context.to)
+        if context.to:
+            return ConversationRef(context.to)
+        return None
+
+    def placement_for(self, context: ChannelContext) -> Placement:
+        """``current`` inside a thread (bind that thread), else :attr:`default_placement`."""
+        return "current" if context.thread_id else self.default_placement
+
+    async def create_child_conversation(
+        self, account_id: str, parent: ConversationRef, *, session_key: str, label: str | None
+    ) -> ConversationRef:
+        """Create a thread under ``parent`` for ``session_key``; raise on failure (the error
+        text becomes ``Thread bind failed: <msg>``)."""
+        raise NotImplementedError(f"{self.id} cannot create threads")
+
+    async def subagent_spawning(self, event: SubagentSpawning) -> SpawningResult | None:
+        """The ``subagent_spawning`` hook: ``None`` when the event is not for this channel.
+        Only called when :attr:`has_subagent_spawning_hook` is true."""
+        return None
+
+    @property
+    def has_subagent_spawning_hook(self) -> bool:
+        """Whether this adapter registers a ``subagent_spawning`` hook."""
+        return False
+
+    def subagent_ended(self, event: SubagentEnded) -> None:
+        """Told when a session's bindings ended (e.g. to post a farewell). Default: nothing."""
+        del event

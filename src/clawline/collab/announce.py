@@ -1,0 +1,408 @@
+"""The announce dispatcher (``services.announcer``): delivers the durable inbox to requesters
+(collaboration.md §4; clawline's answer to the lost completions of §4.4).
+
+A child's end writes an inbox row in the same transaction as its run record and task
+(:mod:`clawline.collab.ending`). The dispatcher delivers a requester's pending rows when the
+requester is **idle** (no queued or running run):
+
+1. one catalog transaction appends the rows' events — in inbox order, at most
+   :data:`ANNOUNCE_BATCH` per delivery, joined into one user message with internal provenance —
+   to the requester's transcript and marks exactly those rows delivered (``deliverySeq`` = the
+   message's seq) and their tasks ``deliveryStatus: delivered``. A row is appended iff it is
+   marked, in the same commit; rows another dispatcher marked first abort the transaction.
+2. then the requester's turn starts on that message (``RunManager.send(...,
+   existing_message_seq=…)``, lane ``subagent`` for a sub-agent requester).
+
+When it is tried: right after a completion is written; when a run of a waiting requester ends
+(run-end hook); every :data:`ANNOUNCE_TICK_MS` for every requester with pending rows; and at
+start-up after recovery. A requester that has been busy for :data:`ANNOUNCE_QUEUE_AFTER_MS`
+since its oldest pending row gets the rows anyway, queued behind its current run (OpenClaw's
+followup queue). A failed attempt is retried after 1, 2, 4, 8, 8… seconds
+(:data:`ANNOUNCE_RETRY_DELAYS_MS`); rows still undeliverable :data:`ANNOUNCE_GIVE_UP_MS` after
+they were written are retired (marked delivered without a ``deliverySeq``, task
+``deliveryStatus: failed``).
+
+A requester whose session no longer exists: rows of a sub-agent requester are handed to *its*
+requester when that session exists (§4.1 step 5); otherwise they are retired (``deliveredAt``
+set, ``deliverySeq`` null) and their tasks get ``deliveryStatus: parent_missing``.
+
+The dispatcher also runs start-up recovery and the sweepers (:meth:`Announcer.start`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.agents.messages import MESSAGE_EVENT, user_message
+from clawline.agents.run import Run, RunOutcome
+from clawline.errors import ClawlineError
+from clawline.sessions.catalog import CatalogTransaction
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.notify import SessionNotifier
+from clawline.sessions.transcript import TranscriptEvent
+from clawline.store.records import InboxItem
+from clawline.tasks.model import TaskNotFound
+from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = [
+    "ANNOUNCE_BATCH",
+    "ANNOUNCE_GIVE_UP_MS",
+    "ANNOUNCE_QUEUE_AFTER_MS",
+    "ANNOUNCE_RETRY_DELAYS_MS",
+    "ANNOUNCE_TICK_MS",
+    "Announcer",
+    "Delivery",
+]
+
+log = logging.getLogger("clawline.collab")
+
+ANNOUNCE_TICK_MS = 1_000
+"""How often every requester with pending rows is looked at."""
+ANNOUNCE_BATCH = 50
+"""The most completion events one delivery (one requester turn) carries."""
+ANNOUNCE_QUEUE_AFTER_MS = 5 * 60_000
+"""OpenClaw's announce expiry (5 min): after it a busy requester gets its rows queued."""
+ANNOUNCE_GIVE_UP_MS = 30 * 60_000
+"""OpenClaw's hard announce expiry (30 min): rows that still fail to deliver are retired."""
+ANNOUNCE_RETRY_DELAYS_MS = (1_000, 2_000, 4_000, 8_000)
+"""Waits after failed attempts (OpenClaw: 1-8 s); the last one repeats."""
+
+
+class _Raced(Exception):
+    """Another dispatcher marked some of the rows first: roll back, try again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    requester: str
+    rows: tuple[InboxItem, ...]
+    event: TranscriptEvent
+    run_id: str
+    text: str
+    entry: SessionEntry
+
+
+@dataclass(slots=True)
+class _Failures:
+    count: int
+    retry_at: int
+
+
+class Announcer:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._notifier = SessionNotifier(services)
+        self._waiting: set[str] = set()
+        """Requesters known to have pending rows (tried again when their run ends)."""
+        self._delivering: set[str] = set()
+        self._again: set[str] = set()
+        self._failures: dict[str, _Failures] = {}
+        self._tasks: set[asyncio.Future[object]] = set()
+        self._stop = asyncio.Event()
+        self._loops: list[asyncio.Task[None]] = []
+        services.runs.on_run_end(self._run_ended)
+
+    # --- triggers --------------------------------------------------------------------------
+
+    def kick(self, requester: str) -> None:
+        """Deliver ``requester``'s pending rows soon (when it is idle)."""
+        self._waiting.add(requester)
+        runs = self._services.runs
+        if runs.closed or runs.has_active_run(requester):
+            return
+        if requester in self._delivering:
+            self._again.add(requester)  # a delivery is under way; look again after it
+            return
+        self._spawn(self.deliver(requester))
+
+    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        if run.session_key in self._waiting and not self._services.runs.has_active_run(
+            run.session_key
+        ):
+            self.kick(run.session_key)
+        return None
+
+    def _spawn(self, coro: Awaitable[object]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Future[object]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("announce delivery broke: %r", task.exception())
+
+    # --- delivery --------------------------------------------------------------------------
+
+    async def deliver(self, requester: str, *, force: bool = False) -> Delivery | None:
+        """Deliver the requester's oldest pending rows (one batch) if it is idle, or anyway
+        with ``force``; start its turn on them. ``None`` when nothing was delivered (also when
+        a delivery to it is already under way: that one looks again when it is done)."""
+        if requester in self._delivering:
+            self._again.add(requester)
+            return None
+        self._delivering.add(requester)
+        try:
+            return await self._deliver(requester, force)
+        finally:
+            self._delivering.discard(requester)
+            if requester in self._again:
+                self._again.discard(requester)
+                self.kick(requester)
+
+    async def _deliver(self, requester: str, force: bool) -> Delivery | None:
+        services = self._services
+        if services.runs.closed:
+            return None
+        if not force and services.runs.has_active_run(requester):
+            self._waiting.add(requester)
+            return None
+        now = services.clock.now_ms()
+        failures = self._failures.get(requester)
+        if failures is not None and now < failures.retry_at and not force:
+            return None
+        try:
+            outcome = await services.call(self._deliver_now, requester, now)
+        except ClawlineError as error:
+            self._failed(requester, now, error)
+            return None
+        self._failures.pop(requester, None)
+        if isinstance(outcome, str):  # handed to the requester's own requester
+            self._waiting.discard(requester)
+            self.kick(outcome)
+            return None
+        if outcome is None:
+            self._waiting.discard(requester)
+            return None
+        await self._start_turn(outcome)
+        return outcome
+
+    def _failed(self, requester: str, now: int, error: Exception) -> None:
+        previous = self._failures.get(requester)
+        count = 1 if previous is None else previous.count + 1
+        delay = ANNOUNCE_RETRY_DELAYS_MS[min(count, len(ANNOUNCE_RETRY_DELAYS_MS)) - 1]
+        self._failures[requester] = _Failures(count, now + delay)
+        log.warning("announce to %s failed (attempt %d): %s", requester, count, error)
+
+    def _deliver_now(self, requester: str, now: int) -> Delivery | str | None:
+        """On the store thread: the delivery transaction (module docstring). Returns the
+        delivery, the requester the rows were handed to, or ``None``."""
+        services = self._services
+        for _ in range(3):
+            try:
+                with services.catalog.transaction() as work:
+                    rows = work.tx.inbox.pending_for(requester)[:ANNOUNCE_BATCH]
+                    if not rows:
+                        return None
+                    entry = work.tx.get(requester)
+                    if entry is None:
+                        return self._orphaned(work, requester, rows, now)
+                    return self._append(work, entry, rows, now)
+            except _Raced:
+                continue
+        return None
+
+    def _append(
+        self, work: CatalogTransaction, entry: SessionEntry, rows: Sequence[InboxItem], now: int
+    ) -> Delivery:
+        ids = [row.id for row in rows]
+        run_id = f"announce:{ids[0]}-{ids[-1]}"
+        text = "\n\n".join(_text(row) for row in rows)
+        data = user_message(text)
+        events: list[JSON] = [_event(row) for row in rows]
+        data.update(
+            {
+                "runId": run_id,
+                "provenance": {
+                    "kind": "inter_session",
+                    "sourceTool": "subagent_announce",
+                    "sourceChannel": "webchat",
+                    "sourceSessionKeys": [row.child_session_key for row in rows],
+                },
+                "internalEvents": events,
+                "announce": {"inboxIds": list(ids), "runIds": [row.run_id for row in rows]},
+            }
+        )
+        event = work.append(entry.key, MESSAGE_EVENT, data)
+        marked = work.tx.inbox.mark_delivered(ids, now, event.seq)
+        if marked != sorted(ids):
+            raise _Raced()
+        self._set_delivery(work, rows, "delivered")
+        return Delivery(entry.key, tuple(rows), event, run_id, text, entry)
+
+    def _orphaned(
+        self, work: CatalogTransaction, requester: str, rows: Sequence[InboxItem], now: int
+    ) -> str | None:
+        store = self._services.store
+        for record in store.runs.by_child(requester):
+            grand = record.requester_session_key
+            if grand != requester and work.tx.get(grand) is not None:
+                work.tx.inbox.retarget([row.id for row in rows], grand)
+                return grand
+        work.tx.inbox.mark_delivered([row.id for row in rows], now, None)
+        self._set_delivery(work, rows, "parent_missing")
+        log.info("announce: requester %s is gone; %d completion(s) retired", requester, len(rows))
+        return None
+
+    def _set_delivery(
+        self, work: CatalogTransaction, rows: Sequence[InboxItem], status: str
+    ) -> None:
+        for row in rows:
+            if row.task_id is None:
+                continue
+            with contextlib.suppress(TaskNotFound):
+                self._services.tasks.set_delivery(row.task_id, status, tx=work.tx)
+
+    async def _start_turn(self, delivery: Delivery) -> None:
+        services = self._services
+        try:
+            await self._notifier.message(delivery.requester, delivery.event, run_id=delivery.run_id)
+        except Exception as error:
+            log.warning("delivered completions of %s not published: %s", delivery.requester, error)
+        entry = delivery.entry
+        subagent = (entry.spawn_depth or 0) >= 1
+        prompt = await services.call(self._requester_prompt, entry) if subagent else None
+        try:
+            await services.runs.send(
+                session_key=delivery.requester,
+                message=delivery.text,
+                idempotency_key=delivery.run_id,
+                origin="agent",
+                lane="subagent" if subagent else None,
+                extra_system_prompt=prompt,
+                existing_message_seq=delivery.event.seq,
+            )
+        except ClawlineError as error:
+            log.warning(
+                "completions delivered to %s but its turn did not start: %s",
+                delivery.requester,
+                error,
+            )
+
+    def _requester_prompt(self, entry: SessionEntry) -> str | None:
+        """A sub-agent requester's turns keep its subagent system prompt."""
+        from clawline.collab.spawn_plan import subagent_system_prompt
+
+        records = self._services.store.runs.by_child(entry.key)
+        requester = records[0].requester_session_key if records else entry.spawned_by
+        if requester is None:
+            return None
+        agent = self._services.runs.config.resolve_agent(keys.agent_id_of(requester))
+        return subagent_system_prompt(
+            requester=requester,
+            child_key=entry.key,
+            label=entry.label,
+            depth=entry.spawn_depth or 1,
+            max_depth=agent.subagents.max_spawn_depth,
+        )
+
+    # --- the periodic pass -----------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """One pass over every requester with pending rows."""
+        services = self._services
+        requesters = await services.call(services.store.inbox.requesters_with_pending)
+        now = services.clock.now_ms()
+        for requester in requesters:
+            self._waiting.add(requester)
+            if not services.runs.has_active_run(requester):
+                self.kick(requester)
+                continue
+            pending = await services.call(services.store.inbox.pending_for, requester)
+            if pending and now - pending[0].created_at >= ANNOUNCE_QUEUE_AFTER_MS:
+                self._spawn(self._deliver_forced(requester))
+        await self._give_up(now)
+
+    async def _deliver_forced(self, requester: str) -> None:
+        await self.deliver(requester, force=True)
+
+    async def _give_up(self, now: int) -> None:
+        for requester, failures in list(self._failures.items()):
+            if failures.count < len(ANNOUNCE_RETRY_DELAYS_MS):
+                continue
+            services = self._services
+            pending = await services.call(services.store.inbox.pending_for, requester)
+            stale = [row for row in pending if now - row.created_at >= ANNOUNCE_GIVE_UP_MS]
+            if stale:
+                await services.call(self._retire_now, stale, now)
+                log.error(
+                    "announce to %s gave up after %d attempts: %d completion(s) retired",
+                    requester,
+                    failures.count,
+                    len(stale),
+                )
+
+    def _retire_now(self, rows: Sequence[InboxItem], now: int) -> None:
+        with self._services.catalog.transaction() as work:
+            work.tx.inbox.mark_delivered([row.id for row in rows], now, None)
+            self._set_delivery(work, rows, "failed")
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start-up (before the gateway serves): recovery, then every pending row, then the
+        periodic passes (announce tick, task sweeper, archive sweep, inbox pruning)."""
+        from clawline.collab.recovery import recover
+        from clawline.collab.sweepers import run_sweepers
+
+        await recover(self._services)
+        await self.tick()
+        self._loops = [
+            asyncio.create_task(self._tick_loop(), name="announce tick"),
+            asyncio.create_task(run_sweepers(self._services, self._stop), name="sweepers"),
+        ]
+
+    async def _tick_loop(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), ANNOUNCE_TICK_MS / 1000)
+            if self._stop.is_set():
+                return
+            try:
+                await self.tick()
+            except ClawlineError as error:
+                log.warning("announce tick failed: %s", error)
+
+    async def stop(self) -> None:
+        """Stop the periodic passes and wait for deliveries under way."""
+        self._stop.set()
+        loops, self._loops = self._loops, []
+        for loop in loops:
+            loop.cancel()
+        for loop in loops:
+            with contextlib.suppress(asyncio.CancelledError):
+                await loop
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
+    def pending_requesters(self) -> set[str]:
+        """Requesters known to be waiting for a delivery (for tests and diagnostics)."""
+        return set(self._waiting)
+
+
+def _event(row: InboxItem) -> JSON:
+    event = row.payload.get("event")
+    return dict(event) if isinstance(event, Mapping) else {"type": "task_completion"}
+
+
+def _text(row: InboxItem) -> str:
+    text = row.payload.get("text")
+    return text if isinstance(text, str) else f"[completion of {row.child_session_key}]"
+
+
+def delivery_json(delivery: Delivery) -> JSONObject:
+    return {
+        "requester": delivery.requester,
+        "runId": delivery.run_id,
+        "seq": delivery.event.seq,
+        "inboxIds": [row.id for row in delivery.rows],
+    }

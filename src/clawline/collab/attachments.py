@@ -1,0 +1,182 @@
+"""``sessions_spawn`` attachments (collaboration.md §2.4): files handed to a subagent.
+
+Disabled unless configured::
+
+    [tools.sessions_spawn.attachments]
+    enabled = true
+    maxFiles = 50              # 1..50
+    maxFileBytes = 1048576     # 1 MiB
+    maxTotalBytes = 5242880    # 5 MiB
+
+:func:`prepare_attachments` decodes and checks them before the child exists (names must be
+plain file names: no directories, ``..``, NUL or leading dots); :func:`write_attachments` writes
+them into ``.attachments/<child id>/`` of the child's workspace once it does. The result
+reports ``{count, totalBytes, files:[{name, bytes, sha256}], relDir}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clawline.collab.spawn_args import RawAttachment
+from clawline.types import JSONObject
+
+__all__ = [
+    "ATTACHMENTS_DISABLED",
+    "AttachmentLimits",
+    "AttachmentRefused",
+    "PreparedAttachments",
+    "attachment_limits",
+    "prepare_attachments",
+    "remove_attachments",
+    "write_attachments",
+]
+
+ATTACHMENTS_DISABLED = (
+    "attachments are disabled for sessions_spawn (enable tools.sessions_spawn.attachments.enabled)"
+)
+ATTACHMENTS_DIR = ".attachments"
+
+
+class AttachmentRefused(ValueError):
+    """The attachments break a limit; ``str(error)`` is the result's error text."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentLimits:
+    enabled: bool = False
+    max_files: int = 50
+    max_file_bytes: int = 1024 * 1024
+    max_total_bytes: int = 5 * 1024 * 1024
+
+
+def _positive(section: Mapping[str, Any], name: str, default: int, ceiling: int) -> int:
+    value = section.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= ceiling:
+        raise AttachmentRefused(
+            f"config: tools.sessions_spawn.attachments.{name} must be an integer from 1 to "
+            f"{ceiling}"
+        )
+    return value
+
+
+def attachment_limits(raw: Mapping[str, Any]) -> AttachmentLimits:
+    """``tools.sessions_spawn.attachments`` of a config mapping."""
+    tools = raw.get("tools")
+    spawn = tools.get("sessions_spawn") if isinstance(tools, Mapping) else None
+    section = spawn.get("attachments") if isinstance(spawn, Mapping) else None
+    if not isinstance(section, Mapping):
+        return AttachmentLimits()
+    defaults = AttachmentLimits()
+    return AttachmentLimits(
+        enabled=section.get("enabled") is True,
+        max_files=_positive(section, "maxFiles", defaults.max_files, 50),
+        max_file_bytes=_positive(section, "maxFileBytes", defaults.max_file_bytes, 1 << 30),
+        max_total_bytes=_positive(section, "maxTotalBytes", defaults.max_total_bytes, 1 << 30),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    name: str
+    data: bytes
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedAttachments:
+    files: tuple[_File, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(len(item.data) for item in self.files)
+
+    def report(self, rel_dir: str) -> JSONObject:
+        return {
+            "count": len(self.files),
+            "totalBytes": self.total_bytes,
+            "files": [
+                {"name": item.name, "bytes": len(item.data), "sha256": item.sha256}
+                for item in self.files
+            ],
+            "relDir": rel_dir,
+        }
+
+
+def _check_name(name: str) -> str:
+    if (
+        "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or name.startswith(".")
+        or len(name.encode()) > 255
+    ):
+        raise AttachmentRefused(f"attachments_invalid_name ({name})")
+    return name
+
+
+def _decode(item: RawAttachment) -> bytes:
+    if item.encoding == "utf8":
+        return item.content.encode()
+    try:
+        return base64.b64decode(item.content, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttachmentRefused(f"attachments_invalid_base64 ({item.name})") from None
+
+
+def prepare_attachments(
+    raw: Sequence[RawAttachment], limits: AttachmentLimits
+) -> PreparedAttachments:
+    if not limits.enabled:
+        raise AttachmentRefused(ATTACHMENTS_DISABLED)
+    if len(raw) > limits.max_files:
+        raise AttachmentRefused(f"attachments_file_count_exceeded (maxFiles={limits.max_files})")
+    files: list[_File] = []
+    seen: set[str] = set()
+    total = 0
+    for item in raw:
+        name = _check_name(item.name)
+        if name in seen:
+            raise AttachmentRefused(f"attachments_duplicate_name ({name})")
+        seen.add(name)
+        data = _decode(item)
+        if len(data) > limits.max_file_bytes:
+            raise AttachmentRefused(
+                f"attachments_file_bytes_exceeded (name={name}, bytes={len(data)}, "
+                f"maxFileBytes={limits.max_file_bytes})"
+            )
+        total += len(data)
+        if total > limits.max_total_bytes:
+            raise AttachmentRefused(
+                f"attachments_total_bytes_exceeded (totalBytes>{limits.max_total_bytes}, "
+                f"maxTotalBytes={limits.max_total_bytes})"
+            )
+        files.append(_File(name, data, hashlib.sha256(data).hexdigest()))
+    return PreparedAttachments(tuple(files))
+
+
+def attachments_rel_dir(child_session_key: str) -> str:
+    return f"{ATTACHMENTS_DIR}/{child_session_key.rsplit(':', 1)[-1]}"
+
+
+def write_attachments(workspace: Path, rel_dir: str, prepared: PreparedAttachments) -> None:
+    """Write the files (blocking); the directory must not exist yet."""
+    target = workspace / rel_dir
+    target.mkdir(parents=True, mode=0o700)
+    for item in prepared.files:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(target / item.name, flags, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(item.data)
+
+
+def remove_attachments(workspace: Path, rel_dir: str) -> None:
+    shutil.rmtree(workspace / rel_dir, ignore_errors=True)

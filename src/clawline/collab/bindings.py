@@ -1,0 +1,350 @@
+"""Living thread bindings: routing, completion delivery, unbinding and expiry (collaboration.md
+§9).
+
+- :func:`route_inbound`: a message in a bound conversation goes to the bound session (and
+  counts as activity); an expired binding found on the way is ended instead.
+- :func:`delivery_target_for`: where a session's completion goes — its bound conversation
+  first, else the requester's origin, a channel-only origin completed from the requester's
+  ``lastChannel/lastTo/lastAccountId``.
+- :func:`unbind` (``/unfocus``), :func:`unbind_session`, :func:`unbind_deleted_session`
+  (``sessions.delete``) and :func:`sweep_thread_bindings` (idle / max-age expiry) end bindings
+  and fire ``subagent_ended`` through ``services.channels``.
+
+Async functions run on the event loop and do their store work through ``services.call``; the
+``*_blocking`` helpers are the store-thread halves, for callers already there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.channels.base import SubagentEnded
+from clawline.collab.threads import requester_channel_context, thread_config
+from clawline.errors import StoreError
+from clawline.store.records import ThreadBinding
+from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.agents.settings_threads import ThreadBindingsConfig
+    from clawline.services import Services
+    from clawline.sessions.entry import SessionEntry
+    from clawline.store.base import Store
+
+__all__ = [
+    "SWEEP_BATCH",
+    "SWEEP_INTERVAL_MS",
+    "DeliveryTarget",
+    "delivery_target_for",
+    "expire_bindings_blocking",
+    "notify_ended",
+    "route_inbound",
+    "run_thread_binding_sweeper",
+    "sweep_thread_bindings",
+    "unbind",
+    "unbind_deleted_session",
+    "unbind_session",
+]
+
+log = logging.getLogger("clawline.collab.bindings")
+
+SWEEP_INTERVAL_MS = 60_000
+SWEEP_BATCH = 500
+
+
+def target_kind(session_key: str) -> str:
+    """``subagent`` for a subagent session, else ``acp`` (OpenClaw's rule)."""
+    return "subagent" if keys.is_subagent_key(session_key) else "acp"
+
+
+async def notify_ended(
+    services: Services,
+    ended: Iterable[ThreadBinding],
+    reason: str,
+    *,
+    outcome: str | None = None,
+    always_for: str | None = None,
+) -> None:
+    """Fire one ``subagent_ended`` per session among ``ended`` (and for ``always_for`` even
+    when it had no binding)."""
+    by_session: dict[str, list[ThreadBinding]] = {}
+    if always_for is not None:
+        by_session[always_for] = []
+    for binding in ended:
+        by_session.setdefault(binding.session_key, []).append(binding)
+    for session_key, bindings in by_session.items():
+        event = SubagentEnded(
+            target_session_key=session_key,
+            target_kind=target_kind(session_key),
+            reason=reason,
+            send_farewell=True,
+            account_id=bindings[0].account_id if bindings else None,
+            outcome=outcome,
+            bindings=tuple(bindings),
+        )
+        await services.channels.fire_subagent_ended(event)
+
+
+def _account(config: ThreadBindingsConfig, channel: str, account_id: str | None) -> str:
+    return (account_id or "").strip() or config.default_account(channel)
+
+
+# --- inbound routing -------------------------------------------------------------------------
+
+
+def _route_blocking(
+    store: Store, channel: str, account_id: str, conversation_id: str, now: int
+) -> tuple[str | None, ThreadBinding | None]:
+    with store.transaction() as tx:
+        binding = tx.bindings.get_active(channel, account_id, conversation_id)
+        if binding is None or binding.id is None:
+            return None, None
+        expiry = binding.expiry()
+        if expiry is not None and expiry[0] <= now:
+            return None, tx.bindings.unbind(binding.id, now, expiry[1])
+        tx.bindings.touch(binding.id, now)
+        return binding.session_key, None
+
+
+async def route_inbound(
+    services: Services, channel: str, account_id: str | None, conversation_id: str
+) -> str | None:
+    """The session bound to this conversation (its ``lastActivityAt`` set to now), or ``None``
+    when none is — the caller then routes as usual. ``account_id`` ``None`` means the channel's
+    default account."""
+    name = channel.strip().lower()
+    account = _account(thread_config(services), name, account_id)
+    now = services.clock.now_ms()
+    session_key, expired = await services.call(
+        _route_blocking, services.store, name, account, conversation_id, now
+    )
+    if expired is not None:
+        await notify_ended(services, [expired], expired.unbind_reason or "expired")
+    return session_key
+
+
+# --- completion delivery ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryTarget:
+    channel: str
+    to: str | None
+    account_id: str | None
+    thread_id: str | None = None
+    binding_id: int | None = None
+    """Set when the target is a bound conversation."""
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"channel": self.channel}
+        for name, value in (("to", self.to), ("accountId", self.account_id)):
+            if value is not None:
+                out[name] = value
+        if self.thread_id is not None:
+            out["threadId"] = self.thread_id
+        return out
+
+
+def _text(value: JSON | None) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def resolve_delivery_target(
+    bindings: list[ThreadBinding],
+    requester_origin: Mapping[str, JSON] | None,
+    requester: SessionEntry | None,
+    config: ThreadBindingsConfig | None = None,
+) -> DeliveryTarget | None:
+    """The pure rule behind :func:`delivery_target_for` (``bindings``: the session's active
+    bindings, newest first)."""
+    origin = requester_origin or {}
+    origin_channel = (_text(origin.get("channel")) or "").lower() or None
+    origin_account = _text(origin.get("accountId"))
+    if bindings:
+        chosen = next(
+            (
+                binding
+                for binding in bindings
+                if binding.channel == origin_channel and binding.account_id == origin_account
+            ),
+            bindings[0],
+        )
+        return DeliveryTarget(
+            channel=chosen.channel,
+            to=chosen.conversation_id,
+            account_id=chosen.account_id,
+            binding_id=chosen.id,
+        )
+    context = requester_channel_context(requester, config)
+    if origin_channel is None:
+        if context is None:
+            return None
+        return DeliveryTarget(context.channel, context.to, context.account_id, context.thread_id)
+    to = _text(origin.get("to"))
+    thread = _text(origin.get("threadId"))
+    if to is None and context is not None and context.channel == origin_channel:
+        # A channel-only origin: complete it from the requester's last route.
+        to, thread = context.to, thread or context.thread_id
+        origin_account = origin_account or context.account_id
+    return DeliveryTarget(origin_channel, to, origin_account, thread)
+
+
+async def delivery_target_for(
+    services: Services,
+    session_key: str,
+    *,
+    requester_origin: Mapping[str, JSON] | None = None,
+    requester_session_key: str | None = None,
+) -> DeliveryTarget | None:
+    """Where ``session_key``'s completion (or reply) should be delivered.
+
+    1. Its active bound conversation (the one on the origin's channel and account if several,
+       else the newest);
+    2. else ``requester_origin`` (``{channel, to, accountId, threadId}``, e.g. the run record's
+       ``requesterOrigin``); an origin with a channel but no ``to`` is completed from the
+       requester's ``lastChannel/lastTo/lastAccountId/lastThreadId`` when they are on the same
+       channel;
+    3. else the requester's own channel context; ``None`` if there is none.
+    """
+    store = services.store
+    bindings = await services.call(store.bindings.for_session, session_key)
+    requester = None
+    if not bindings and requester_session_key is not None:
+        requester = await services.call(services.catalog.get, requester_session_key)
+    return resolve_delivery_target(bindings, requester_origin, requester, thread_config(services))
+
+
+# --- unbinding -------------------------------------------------------------------------------
+
+
+def _unbind_conversation(
+    store: Store, channel: str, account_id: str, conversation_id: str, now: int, reason: str
+) -> ThreadBinding | None:
+    with store.transaction() as tx:
+        binding = tx.bindings.get_active(channel, account_id, conversation_id)
+        if binding is None or binding.id is None:
+            return None
+        return tx.bindings.unbind(binding.id, now, reason)
+
+
+def _unbind_session(store: Store, session_key: str, now: int, reason: str) -> list[ThreadBinding]:
+    with store.transaction() as tx:
+        return tx.bindings.unbind_session(session_key, now, reason)
+
+
+async def unbind(
+    services: Services,
+    *,
+    channel: str,
+    account_id: str | None,
+    conversation_id: str,
+    reason: str = "unfocus",
+) -> ThreadBinding | None:
+    """End the conversation's binding (``/unfocus``); the binding as ended, or ``None`` when
+    the conversation was not bound. Fires ``subagent_ended``."""
+    name = channel.strip().lower()
+    account = _account(thread_config(services), name, account_id)
+    ended = await services.call(
+        _unbind_conversation,
+        services.store,
+        name,
+        account,
+        conversation_id,
+        services.clock.now_ms(),
+        reason,
+    )
+    if ended is not None:
+        await notify_ended(services, [ended], reason)
+    return ended
+
+
+async def unbind_session(
+    services: Services, session_key: str, *, reason: str, outcome: str | None = None
+) -> list[ThreadBinding]:
+    """End every binding of a session (newest first); fires ``subagent_ended`` if any."""
+    ended = await services.call(
+        _unbind_session, services.store, session_key, services.clock.now_ms(), reason
+    )
+    await notify_ended(services, ended, reason, outcome=outcome)
+    return ended
+
+
+async def unbind_deleted_session(
+    services: Services, session_key: str, *, deleted: bool, emit_hooks: bool = True
+) -> list[ThreadBinding]:
+    """``sessions.delete``: end the session's bindings (reason ``session-delete``) and, unless
+    ``emit_hooks`` is false, fire ``subagent_ended`` (outcome ``deleted``) — also without
+    bindings when the session was really ``deleted``, as OpenClaw does."""
+    ended = await services.call(
+        _unbind_session, services.store, session_key, services.clock.now_ms(), "session-delete"
+    )
+    if emit_hooks:
+        always = session_key if deleted else None
+        await notify_ended(services, ended, "session-delete", outcome="deleted", always_for=always)
+    return ended
+
+
+# --- expiry ----------------------------------------------------------------------------------
+
+
+def expire_bindings_blocking(
+    store: Store, now: int, batch: int = SWEEP_BATCH
+) -> list[ThreadBinding]:
+    """End (in one transaction) the bindings whose expiry is at or before ``now``, each with
+    its reason (``idle-expired`` or ``max-age-expired``); activity recorded since they were
+    read is respected."""
+    candidates = store.bindings.expiring(now, batch)
+    if not candidates:
+        return []
+    ended: list[ThreadBinding] = []
+    with store.transaction() as tx:
+        for candidate in candidates:
+            current = tx.bindings.get_active(
+                candidate.channel, candidate.account_id, candidate.conversation_id
+            )
+            if current is None or current.id != candidate.id or current.id is None:
+                continue
+            expiry = current.expiry()
+            if expiry is None or expiry[0] > now:
+                continue
+            done = tx.bindings.unbind(current.id, now, expiry[1])
+            if done is not None:
+                ended.append(done)
+    return ended
+
+
+async def sweep_thread_bindings(
+    services: Services, now: int | None = None, *, batch: int = SWEEP_BATCH
+) -> list[ThreadBinding]:
+    """One expiry pass (up to ``batch`` bindings); fires ``subagent_ended`` per session with
+    the expiry reason. Returns the ended bindings."""
+    at = services.clock.now_ms() if now is None else now
+    ended = await services.call(expire_bindings_blocking, services.store, at, batch)
+    for reason in ("max-age-expired", "idle-expired"):
+        await notify_ended(
+            services, [binding for binding in ended if binding.unbind_reason == reason], reason
+        )
+    return ended
+
+
+async def run_thread_binding_sweeper(
+    services: Services, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
+) -> None:
+    """Sweep every ``interval_ms`` until ``stop`` is set (the gateway runs it for its
+    lifetime). A failed pass is logged and the next one tried as usual."""
+    while not stop.is_set():
+        try:
+            await sweep_thread_bindings(services)
+        except StoreError as error:  # the store may be back by the next pass
+            log.warning("thread binding sweep failed: %s", error)
+        except Exception:  # a background loop must outlive one bad pass
+            log.exception("thread binding sweep failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval_ms / 1000)

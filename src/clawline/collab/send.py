@@ -1,0 +1,286 @@
+"""``sessions_send``: message another session and (by default) wait for its reply
+(collaboration.md §5).
+
+Arguments ``{sessionKey?, label? (1..512), agentId? (1..64, with label), message,
+timeoutSeconds? >= 0 (default 30)}``. Checks, first failure wins, each answered
+``{runId, status:"error"|"forbidden", error, sessionKey?}`` with a fresh ``runId``:
+
+1. the schema (``message required``, ``timeoutSeconds must be a number >= 0``, …);
+2. ``Provide either sessionKey or label (not both).``;
+3. with ``label`` and an ``agentId`` of another agent: ``Agent-to-agent messaging is
+   disabled. …`` / ``Agent-to-agent messaging denied by tools.agentToAgent.allow.``; then the
+   label lookup: ``No session found with label: <label>``;
+4. ``Either sessionKey or label is required`` (``agentId`` alone names nothing);
+5. a sessionId-shaped ``sessionKey`` that matches nothing: ``Session not found: <id> (use the
+   full sessionKey from sessions_list)``;
+6. the visibility guard for ``send`` (:mod:`clawline.collab.policy`).
+
+The message becomes a run on the target (``origin:"agent"``, lane ``nested``, not delivered,
+``extraSystemPrompt`` = ``Agent-to-agent message context:`` and the session lines).
+
+- ``timeoutSeconds: 0``: ``{runId, status:"accepted", sessionKey, delivery:{status:"pending",
+  mode:"announce"}}``; round 1, the ping-pong and the announce step go on in the background.
+- otherwise wait up to ``timeoutSeconds`` for *that* run: ``{runId, status:"ok", reply,
+  sessionKey, delivery}``, then the exchange goes on in the background
+  (:mod:`clawline.collab.a2a`); ``{runId, status:"timeout", error, sessionKey}`` when the run
+  has not ended in time (it keeps running; no exchange follows); ``{runId, status:"error",
+  error, sessionKey}`` when it failed (``error`` is the run's error, else ``agent error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.agents.run import RunOutcome
+from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
+from clawline.collab.a2a import (
+    FIRE_AND_FORGET_STEP_TIMEOUT_MS,
+    Exchange,
+    message_context,
+    reply_of,
+    run_exchange,
+)
+from clawline.collab.params import ArgumentError, optional_int, optional_string, required_string
+from clawline.collab.policy import (
+    a2a_allowed,
+    a2a_denied_message,
+    a2a_disabled_message,
+    agents_config,
+    load_guard,
+)
+from clawline.collab.targets import Target, TargetError, resolve_label, resolve_reference
+from clawline.errors import ClawlineError
+from clawline.sessions.labels import MAX_LABEL_LENGTH
+from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.agents.settings import AgentsConfig
+    from clawline.services import Services
+    from clawline.sessions.entry import SessionEntry
+
+__all__ = ["DEFAULT_TIMEOUT_SECONDS", "INTERNAL_CHANNEL", "SessionsSendTool"]
+
+DEFAULT_TIMEOUT_SECONDS = 30
+INTERNAL_CHANNEL = "webchat"
+"""The channel of a session that names none (the gateway's own, as in OpenClaw)."""
+
+_SCHEMA: JSONObject = {
+    "type": "object",
+    "properties": {
+        "sessionKey": {"type": "string", "description": "Target session key (or sessionId)."},
+        "label": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_LABEL_LENGTH,
+            "description": "Target session label (instead of sessionKey).",
+        },
+        "agentId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "Agent whose sessions the label is looked up in.",
+        },
+        "message": {"type": "string", "description": "The message to send."},
+        "timeoutSeconds": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Seconds to wait for the reply (0 = fire-and-forget; default 30).",
+        },
+    },
+    "required": ["message"],
+}
+
+
+def channel_of(entry: SessionEntry | None) -> str:
+    if entry is not None:
+        for name in ("channel", "lastChannel"):
+            value = entry.extra.get(name)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return INTERNAL_CHANNEL
+
+
+class _Refusal(Exception):
+    def __init__(self, error: str, status: str = "error", session_key: str | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.status = status
+        self.session_key = session_key
+
+
+def _result(details: JSONObject, *, is_error: bool = False) -> ToolResult:
+    return ToolResult({"runId": str(uuid.uuid4()), **details}, is_error=is_error)
+
+
+class SessionsSendTool:
+    spec = ToolSpec(
+        name="sessions_send",
+        description=(
+            "Send a message into another session. Use sessionKey or label to identify the "
+            "target. Waits up to timeoutSeconds for the reply (0 = fire-and-forget)."
+        ),
+        parameters=_SCHEMA,
+    )
+
+    async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        try:
+            message = required_string(args, "message")
+            timeout_s = optional_int(args, "timeoutSeconds", minimum=0)
+            session_key = optional_string(args, "sessionKey")
+            label = optional_string(args, "label", min_len=1, max_len=MAX_LABEL_LENGTH)
+            agent_id = optional_string(args, "agentId", min_len=1, max_len=64)
+        except ArgumentError as error:
+            return _result({"status": "error", "error": str(error)}, is_error=True)
+        services = ctx.services
+        config = agents_config(services)
+        try:
+            target = await self._target(ctx, config, session_key, label, agent_id)
+        except _Refusal as refusal:
+            details: JSONObject = {"status": refusal.status, "error": refusal.error}
+            if refusal.session_key is not None:
+                details["sessionKey"] = refusal.session_key
+            return _result(details, is_error=True)
+        timeout_s = DEFAULT_TIMEOUT_SECONDS if timeout_s is None else timeout_s
+        return await self._send(ctx, config, target, message, timeout_s)
+
+    async def _target(
+        self,
+        ctx: ToolContext,
+        config: AgentsConfig,
+        session_key: str | None,
+        label: str | None,
+        agent_id: str | None,
+    ) -> Target:
+        services = ctx.services
+        catalog = services.catalog
+        if session_key and label:
+            raise _Refusal("Provide either sessionKey or label (not both).")
+        requester = catalog.canonical(ctx.session_key)
+        if label:
+            requested_agent = None if agent_id is None else keys.sanitize_agent_id(agent_id)
+            requester_agent = keys.agent_id_of(requester)
+            if requested_agent is not None and requested_agent != requester_agent:
+                policy = config.agent_to_agent
+                if not policy.enabled:
+                    raise _Refusal(a2a_disabled_message("send"), "forbidden")
+                if not a2a_allowed(policy, requester_agent, requested_agent):
+                    raise _Refusal(a2a_denied_message("send"), "forbidden")
+            try:
+                target = await services.call(resolve_label, catalog, label, requested_agent)
+            except (TargetError, ClawlineError) as error:
+                raise _Refusal(str(error)) from None
+        elif session_key:
+            try:
+                target = await services.call(resolve_reference, catalog, session_key)
+            except TargetError as error:
+                raise _Refusal(str(error), error.status) from None
+        else:
+            raise _Refusal("Either sessionKey or label is required")
+        guard = await load_guard(services, "send", requester, config)
+        access = guard.check(target.key)
+        if not access.allowed:
+            raise _Refusal(access.error or "forbidden", access.status, target.display)
+        return target
+
+    async def _send(
+        self,
+        ctx: ToolContext,
+        config: AgentsConfig,
+        target: Target,
+        message: str,
+        timeout_s: int,
+    ) -> ToolResult:
+        services = ctx.services
+        requester = services.catalog.canonical(ctx.session_key)
+        requester_channel = channel_of(ctx.entry)
+        run_id = str(uuid.uuid4())
+        try:
+            ack = await services.runs.send(
+                session_key=target.key,
+                message=message,
+                idempotency_key=run_id,
+                origin="agent",
+                extra_system_prompt=message_context(requester, requester_channel, target.display),
+                lane="nested",
+                deliver=False,
+                # A message to the requester's own session must not queue behind the very
+                # turn that is waiting for it.
+                bypass_queue=target.key == requester,
+            )
+        except ClawlineError as error:
+            details: JSONObject = {
+                "runId": run_id,
+                "status": "error",
+                "error": str(error),
+                "sessionKey": target.display,
+            }
+            return ToolResult(details, is_error=True)
+        exchange = Exchange(
+            requester_key=requester,
+            requester_channel=requester_channel,
+            target_key=target.key,
+            target_display=target.display,
+            target_channel=channel_of(target.entry),
+            message=message,
+            step_timeout_ms=timeout_s * 1000 or FIRE_AND_FORGET_STEP_TIMEOUT_MS,
+            max_turns=config.max_ping_pong_turns,
+        )
+        delivery: JSONObject = {"status": "pending", "mode": "announce"}
+        if timeout_s == 0:
+            _start_exchange(services, dataclasses.replace(exchange, round_one_run_id=ack.run_id))
+            return ToolResult(
+                {
+                    "runId": ack.run_id,
+                    "status": "accepted",
+                    "sessionKey": target.display,
+                    "delivery": delivery,
+                }
+            )
+        try:
+            outcome: RunOutcome | None = await asyncio.wait_for(asyncio.shield(ack.done), timeout_s)
+        except TimeoutError:
+            outcome = None
+        if outcome is None or outcome.status == "timeout":
+            reason = (
+                f"No reply within {timeout_s}s; the run goes on in {target.display}."
+                if outcome is None
+                else (outcome.error or "timeout")
+            )
+            details = {
+                "runId": ack.run_id,
+                "status": "timeout",
+                "error": reason,
+                "sessionKey": target.display,
+            }
+            return ToolResult(details, is_error=True)
+        if not outcome.ok:
+            details = {
+                "runId": ack.run_id,
+                "status": "error",
+                "error": outcome.error or "agent error",
+                "sessionKey": target.display,
+            }
+            return ToolResult(details, is_error=True)
+        reply = reply_of(outcome)
+        if reply:
+            _start_exchange(services, dataclasses.replace(exchange, round_one_reply=reply))
+        return ToolResult(
+            {
+                "runId": ack.run_id,
+                "status": "ok",
+                "reply": reply,
+                "sessionKey": target.display,
+                "delivery": delivery,
+            }
+        )
+
+
+def _start_exchange(services: Services, exchange: Exchange) -> None:
+    services.runs.spawn_background(
+        run_exchange(services, exchange), name=f"a2a {exchange.target_key}"
+    )

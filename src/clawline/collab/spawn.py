@@ -1,0 +1,324 @@
+"""``sessions_spawn``: start a sub-agent session that works on a task and announces its result
+to the requester (collaboration.md §2).
+
+Before the policy checks: a channel-delivery key is refused (``sessions_spawn does not support
+"<key>". …`` — OpenClaw throws it; here it is an error result with exactly that text), then the
+argument types (:mod:`clawline.collab.spawn_args`), then options of the other runtime.
+
+``runtime: "acp"`` — until clawline has an ACP backend — answers ``mode="session" requires
+thread=true so the ACP session can stay bound to a thread.`` (``errorCode: thread_required``) or
+``ACP runtime backend is not configured. Install and enable the acpx runtime plugin.``.
+OpenClaw's code for that refusal is ``ACP_BACKEND_MISSING``, which is not a spawn result code;
+clawline reports it as ``errorCode: spawn_failed`` (the runtime could not be initialised).
+
+Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
+
+1. ``error``: ``Invalid agentId "<id>". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. Use
+   agents_list to discover valid targets.``
+2. ``error``: ``mode="session" requires thread=true so the subagent can stay bound to a
+   thread.``
+3. ``forbidden``: ``sessions_spawn is not allowed at this depth (current depth: <d>, max:
+   <m>)`` — ``maxSpawnDepth`` of the requester's agent;
+4. ``forbidden``: ``sessions_spawn has reached max active children for this session
+   (<n>/<max>)`` — checked again inside the spawn transaction;
+5. ``forbidden``: ``sessions_spawn requires explicit agentId when requireAgentId is
+   configured. Use agents_list to see allowed agent ids.``
+6. ``forbidden``: ``agentId is not allowed for sessions_spawn (allowed: <list|none>)``
+7. ``forbidden``: ``sessions_spawn sandbox="require" needs a sandboxed target runtime. …``
+   (clawline has no sandboxed runtime, so ``require`` is always refused);
+8. ``error``: an unknown thinking level (``Invalid thinking level "<x>". Use one of: off,
+   minimal, low, medium, high, xhigh.``); a model that does not resolve is skipped with a
+   warning (``modelApplied: false``, ``warning``);
+9. ``thread: true``: the thread binding (:func:`clawline.collab.threads.prepare_subagent_thread`
+   texts);
+   then attachments (:mod:`clawline.collab.attachments`: disabled by default);
+10. ``error``: ``Failed to register subagent run: <msg>`` when the spawn transaction fails.
+
+Accepted: ``{status:"accepted", childSessionKey, runId, mode, note?, modelApplied?, warning?,
+attachments?}``; the run-mode note is omitted for a cron requester.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from clawline import keys
+from clawline.agents.providers.base import ProviderError
+from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
+from clawline.agents.workspace import inside_workspace
+from clawline.channels.planning import bind_failed_text
+from clawline.collab.attachments import (
+    AttachmentRefused,
+    PreparedAttachments,
+    attachment_limits,
+    attachments_rel_dir,
+    prepare_attachments,
+    remove_attachments,
+    write_attachments,
+)
+from clawline.collab.params import ArgumentError
+from clawline.collab.spawn_args import (
+    THINKING_LEVELS,
+    SpawnRequest,
+    channel_key_refusal,
+    parse_spawn_args,
+    runtime_refusal,
+    tool_schema,
+)
+from clawline.collab.spawn_plan import ChildPlan, plan_child
+from clawline.collab.subagents import ChildLimitReached, max_children_text
+from clawline.collab.threads import (
+    ThreadPlan,
+    ThreadRefusal,
+    prepare_subagent_thread,
+    session_mode_error,
+)
+from clawline.errors import ClawlineError, Conflict, LabelInUse
+from clawline.types import JSON, JSONObject
+
+__all__ = [
+    "ACP_BACKEND_MISSING",
+    "RUN_MODE_NOTE",
+    "SESSION_MODE_NOTE",
+    "SessionsSpawnTool",
+]
+
+log = logging.getLogger("clawline.collab")
+
+RUN_MODE_NOTE = (
+    "Auto-announce is push-based. After spawning children, do NOT call sessions_list, "
+    "sessions_history, exec sleep, or any polling tool. Wait for completion events to arrive as "
+    "user messages, track expected child session keys, and only send your final answer after "
+    "ALL expected completions arrive. If a child completion event arrives AFTER your final "
+    "answer, reply ONLY with NO_REPLY."
+)
+SESSION_MODE_NOTE = (
+    "thread-bound session stays active after this task; continue in-thread for follow-ups."
+)
+ACP_BACKEND_MISSING = (
+    "ACP runtime backend is not configured. Install and enable the acpx runtime plugin."
+)
+ACP_BACKEND_MISSING_CODE = "spawn_failed"
+SANDBOX_REQUIRE = (
+    'sessions_spawn sandbox="require" needs a sandboxed target runtime. Pick a sandboxed '
+    'agentId or use sandbox="inherit".'
+)
+REQUIRE_AGENT_ID = (
+    "sessions_spawn requires explicit agentId when requireAgentId is configured. Use "
+    "agents_list to see allowed agent ids."
+)
+
+
+def _refused(message: str, status: str = "error", **extra: JSON) -> ToolResult:
+    return ToolResult.error(message, status=status, **extra)
+
+
+def invalid_agent_id(value: str) -> str:
+    return (
+        f'Invalid agentId "{value}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
+        "Use agents_list to discover valid targets."
+    )
+
+
+def _allowed_text(allow: tuple[str, ...]) -> str:
+    if "*" in allow:
+        return "*"
+    return ", ".join(allow) if allow else "none"
+
+
+class SessionsSpawnTool:
+    spec = ToolSpec(
+        name="sessions_spawn",
+        description=(
+            "Spawn a subagent session that works on a task in the background. Its result "
+            "arrives later as a completion event (push-based; do not poll)."
+        ),
+        parameters=tool_schema(),
+    )
+
+    async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        refusal = channel_key_refusal(args)
+        if refusal is not None:
+            return _refused(refusal)
+        try:
+            request = parse_spawn_args(args)
+        except ArgumentError as error:
+            return _refused(str(error))
+        refusal = runtime_refusal(request)
+        if refusal is not None:
+            return _refused(refusal)
+        if request.runtime == "acp":
+            if request.mode == "session" and not request.thread:
+                return _refused(session_mode_error("acp"), errorCode="thread_required")
+            return _refused(ACP_BACKEND_MISSING, errorCode=ACP_BACKEND_MISSING_CODE)
+        return await _Spawn(ctx, request).run()
+
+
+class _Spawn:
+    """One sub-agent spawn (§2.3 checks, then §2.5)."""
+
+    def __init__(self, ctx: ToolContext, request: SpawnRequest) -> None:
+        self.ctx = ctx
+        self.request = request
+        self.services = ctx.services
+        self.requester = self.services.catalog.canonical(ctx.session_key)
+
+    async def run(self) -> ToolResult:
+        services, request, requester = self.services, self.request, self.requester
+        entry = await services.call(services.store.get, requester)
+        config = services.runs.config
+        requester_agent = keys.agent_id_of(requester)
+        limits = config.resolve_agent(requester_agent).subagents
+        target = requester_agent
+        if request.agent_id is not None:
+            if not keys.is_valid_agent_id(request.agent_id):
+                return _refused(invalid_agent_id(request.agent_id))
+            target = request.agent_id.lower()
+        if request.mode == "session" and not request.thread:
+            return _refused(session_mode_error("subagent"))
+        depth = (entry.spawn_depth if entry is not None else None) or 0
+        if depth >= limits.max_spawn_depth:
+            return _refused(
+                f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: "
+                f"{limits.max_spawn_depth})",
+                "forbidden",
+            )
+        active = await services.call(services.store.runs.count_active, requester)
+        if active >= limits.max_children_per_agent:
+            return _refused(max_children_text(active, limits.max_children_per_agent), "forbidden")
+        if limits.require_agent_id and request.agent_id is None:
+            return _refused(REQUIRE_AGENT_ID, "forbidden")
+        if not limits.allows_target(requester_agent, target):
+            allowed = _allowed_text(limits.allow_agents)
+            return _refused(
+                f"agentId is not allowed for sessions_spawn (allowed: {allowed})", "forbidden"
+            )
+        if request.sandbox == "require":
+            return _refused(SANDBOX_REQUIRE, "forbidden")
+        thinking = request.thinking.lower() if request.thinking is not None else None
+        if thinking is not None and thinking not in THINKING_LEVELS:
+            return _refused(
+                f'Invalid thinking level "{request.thinking}". Use one of: '
+                f"{', '.join(THINKING_LEVELS)}."
+            )
+        model, model_applied, warning = self._model()
+        target_agent = config.resolve_agent(target)
+        workspace = self.ctx.workspace
+        if not inside_workspace(target_agent, workspace):
+            workspace = target_agent.workspace  # another agent's child works in its own files
+        timeout = request.run_timeout_seconds
+        plan = plan_child(
+            requester=requester,
+            requester_depth=depth,
+            max_depth=limits.max_spawn_depth,
+            target_agent_id=target,
+            task=request.task,
+            label=request.label,
+            mode=request.mode,
+            cleanup=request.cleanup,
+            workspace_dir=str(workspace),
+            run_timeout_seconds=limits.run_timeout_seconds if timeout is None else timeout,
+            expects_completion_message=request.expects_completion_message,
+            model=model,
+            thinking=thinking,
+        )
+        thread: ThreadPlan | None = None
+        if request.thread:
+            prepared = await prepare_subagent_thread(
+                services,
+                requester_session_key=requester,
+                child_session_key=plan.child_key,
+                agent_id=target,
+                label=request.label,
+                mode=request.mode,
+                requester_entry=entry,
+            )
+            if isinstance(prepared, ThreadRefusal):
+                return _refused(prepared.error)
+            thread = prepared
+        attachments: PreparedAttachments | None = None
+        if request.attachments:
+            try:
+                limits_raw = attachment_limits(services.settings.raw)
+                attachments = prepare_attachments(request.attachments, limits_raw)
+            except AttachmentRefused as error:
+                return _refused(str(error))
+        try:
+            await services.subagents.create(
+                plan, max_children=limits.max_children_per_agent, thread=thread
+            )
+        except ChildLimitReached as error:
+            return _refused(error.message, "forbidden")
+        except LabelInUse as error:
+            return _refused(error.message)
+        except Conflict as error:
+            if thread is not None:
+                return _refused(bind_failed_text(error.message))
+            return _refused(f"Failed to register subagent run: {error.message}")
+        except ClawlineError as error:
+            return _refused(f"Failed to register subagent run: {error.message}")
+        return await self._start(plan, Path(workspace), attachments, model_applied, warning)
+
+    def _model(self) -> tuple[str | None, bool | None, str | None]:
+        """The model override: ``(model, modelApplied, warning)``."""
+        model = self.request.model
+        if model is None:
+            return None, None, None
+        try:
+            self.services.runs.providers.resolve(model)
+        except ProviderError as error:
+            log.warning("sessions_spawn: model %r skipped: %s", model, error)
+            return None, False, f"model not applied: {error}"
+        return model, True, None
+
+    async def _start(
+        self,
+        plan: ChildPlan,
+        workspace: Path,
+        attachments: PreparedAttachments | None,
+        model_applied: bool | None,
+        warning: str | None,
+    ) -> ToolResult:
+        services = self.services
+        prompt = plan.system_prompt()
+        report: JSONObject | None = None
+        if attachments is not None:
+            rel_dir = attachments_rel_dir(plan.child_key)
+            try:
+                await asyncio.to_thread(write_attachments, workspace, rel_dir, attachments)
+            except OSError as error:
+                await asyncio.to_thread(remove_attachments, workspace, rel_dir)
+                await services.subagents.discard(plan)
+                return _refused(f"attachments could not be written: {error.strerror or error}")
+            report = attachments.report(rel_dir)
+            names = ", ".join(item.name for item in attachments.files)
+            prompt += f"\nAttachments: {report['count']} file(s) in {rel_dir}: {names}."
+            if self.request.mount_path:
+                prompt += f" (mount hint: {self.request.mount_path})"
+        try:
+            await services.subagents.start(plan, extra_system_prompt=prompt)
+        except ClawlineError as error:
+            if attachments is not None:
+                rel_dir = attachments_rel_dir(plan.child_key)
+                await asyncio.to_thread(remove_attachments, workspace, rel_dir)
+            return _refused(error.message, childSessionKey=plan.child_key, runId=plan.run_id)
+        details: JSONObject = {
+            "status": "accepted",
+            "childSessionKey": plan.child_key,
+            "runId": plan.run_id,
+            "mode": plan.mode,
+        }
+        if plan.mode == "session":
+            details["note"] = SESSION_MODE_NOTE
+        elif not keys.is_cron_key(self.requester):
+            details["note"] = RUN_MODE_NOTE
+        if model_applied is not None:
+            details["modelApplied"] = model_applied
+        if warning is not None:
+            details["warning"] = warning
+        if report is not None:
+            details["attachments"] = report
+        return ToolResult(details)

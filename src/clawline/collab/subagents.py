@@ -1,0 +1,370 @@
+"""The sub-agent registry (``services.subagents``): run records of spawned children from their
+creation to their end (collaboration.md §2.5, §3).
+
+- :meth:`SubagentRegistry.create` — one transaction creates the child entry (lineage, depth,
+  role, scope, workspace, label), its ``SubagentRun`` record and its ``running`` task, after
+  checking the requester's active children *inside* that transaction (``tx.runs.count_active``
+  serialises a requester's spawns), so concurrent spawns cannot overshoot the limit.
+- :meth:`SubagentRegistry.start` sends the child's run (lane ``subagent``); a failure there
+  deletes the child, its record and its task again (§2.5 step 7).
+- Completion: every run the registry started is watched through the run manager's run-end
+  hook; when it ends, :func:`~clawline.collab.ending.end_record` writes the record's end, the
+  task's status and the requester's inbox row in one transaction, and the announce dispatcher
+  is told. Runs aborted by a gateway shutdown are left as they are: start-up recovery ends them
+  as ``lost`` (``clawline.collab.recovery``), exactly like runs cut off by a crash.
+- :meth:`kill` and :meth:`steer` (the ``subagents`` tool) end records before they abort the
+  runs, with ``suppressAnnounceReason`` ``killed`` / ``steer-restart``, so no announce follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.agents.run import Run, RunOutcome
+from clawline.collab.completion import Ending, ending_of, result_text
+from clawline.collab.ending import end_record
+from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
+from clawline.collab.threads import ThreadPlan, bind_thread
+from clawline.errors import ClawlineError, SessionNotFound
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.notify import SessionNotifier
+from clawline.store.records import SubagentRun
+from clawline.types import JSON
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from clawline.agents.run import SendAck
+    from clawline.services import Services
+
+__all__ = ["ChildLimitReached", "NotRunning", "SubagentRegistry", "max_children_text"]
+
+log = logging.getLogger("clawline.collab")
+
+COMPLETION_RETRY_DELAYS_S = (0.5, 2.0, 5.0)
+"""Waits between attempts to write a run's end when the store fails."""
+
+
+def max_children_text(active: int, limit: int) -> str:
+    return f"sessions_spawn has reached max active children for this session ({active}/{limit})"
+
+
+class ChildLimitReached(ClawlineError):
+    """§2.3 step 4, found inside the spawn transaction."""
+
+    def __init__(self, active: int, limit: int) -> None:
+        super().__init__(max_children_text(active, limit))
+
+
+class NotRunning(ClawlineError):
+    """The run to steer has already ended."""
+
+
+class SubagentRegistry:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._notifier = SessionNotifier(services)
+        self._watched: set[str] = set()
+        """Run ids of children this process started and whose end is not written yet."""
+        services.runs.on_run_end(self._run_ended)
+
+    # --- spawning --------------------------------------------------------------------------
+
+    async def create(
+        self, plan: ChildPlan, *, max_children: int, thread: ThreadPlan | None = None
+    ) -> SubagentRun:
+        """Write the child, its record, its task (and its thread binding) in one transaction.
+        Raises :class:`ChildLimitReached`, ``Conflict`` (the thread's conversation was bound
+        meanwhile) or another :class:`ClawlineError`."""
+        record = await self._services.call(self._create_now, plan, max_children, thread)
+        await self._publish_created(plan.child_key)
+        return record
+
+    def _create_now(
+        self, plan: ChildPlan, max_children: int, thread: ThreadPlan | None
+    ) -> SubagentRun:
+        services = self._services
+        with services.catalog.transaction() as work:
+            tx = work.tx
+            active = tx.runs.count_active(plan.requester)
+            if active >= max_children:
+                raise ChildLimitReached(active, max_children)
+            changes = plan.entry_changes()
+            if thread is not None:
+                changes["deliveryContext"] = thread.delivery_context()
+            work.patch(plan.child_key, changes)
+            now = services.clock.now_ms()
+            if thread is not None:
+                bind_thread(services.store, thread, plan.child_key, now, tx=tx)
+            services.tasks.create(
+                runtime="subagent",
+                task=plan.task,
+                requester_session_key=plan.requester,
+                child_session_key=plan.child_key,
+                run_id=plan.run_id,
+                label=plan.label,
+                source_id=plan.run_id,
+                running=True,
+                task_id=plan.task_id,
+                tx=tx,
+            )
+            record = SubagentRun(
+                run_id=plan.run_id,
+                child_session_key=plan.child_key,
+                requester_session_key=plan.requester,
+                requester_display_key=keys.display_key(plan.requester, services.settings.main_key),
+                task=plan.task,
+                created_at=now,
+                started_at=now,
+                cleanup=plan.cleanup,
+                label=plan.label,
+                model=plan.model,
+                workspace_dir=plan.workspace_dir,
+                run_timeout_seconds=plan.run_timeout_seconds,
+                spawn_mode=plan.mode,
+                expects_completion_message=plan.expects_completion_message,
+                task_id=plan.task_id,
+            )
+            tx.runs.insert(record)
+        return record
+
+    async def _publish_created(self, child_key: str) -> None:
+        try:
+            await self._notifier.changed(child_key, reason="create")
+        except Exception as error:
+            log.warning("sessions.changed for %s not published: %s", child_key, error)
+
+    async def start(self, plan: ChildPlan, *, extra_system_prompt: str) -> SendAck:
+        """Send the child's first run; on failure delete what :meth:`create` wrote and
+        re-raise."""
+        self._watched.add(plan.run_id)
+        try:
+            return await self._services.runs.send(
+                session_key=plan.child_key,
+                message=plan.message(),
+                idempotency_key=plan.run_id,
+                origin="agent",
+                lane="subagent",
+                extra_system_prompt=extra_system_prompt,
+                timeout_ms=plan.timeout_ms,
+                thinking=plan.thinking,
+            )
+        except BaseException:
+            self._watched.discard(plan.run_id)
+            await self.discard(plan)
+            raise
+
+    async def discard(self, plan: ChildPlan) -> None:
+        """Delete a provisional child with its record and task (§2.5 step 7)."""
+        try:
+            removed = await self._services.call(self._discard_now, plan)
+        except Exception:
+            log.exception("provisional child %s could not be deleted", plan.child_key)
+            return
+        if removed is not None:
+            try:
+                await self._notifier.changed(plan.child_key, reason="delete", deleted=removed)
+            except Exception as error:
+                log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
+
+    def _discard_now(self, plan: ChildPlan) -> SessionEntry | None:
+        with self._services.catalog.transaction() as work:
+            tx = work.tx
+            tx.runs.delete(plan.run_id)
+            tx.tasks.delete(plan.task_id)
+            now = self._services.clock.now_ms()
+            tx.bindings.unbind_session(plan.child_key, now, "spawn-failed")
+            try:
+                return work.delete(plan.child_key).before
+            except SessionNotFound:
+                return None
+
+    # --- completion ------------------------------------------------------------------------
+
+    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        if run.run_id not in self._watched:
+            return None
+        self._watched.discard(run.run_id)
+        if self._services.runs.closed and outcome.status == "killed":
+            return None  # cut off by the shutdown: start-up recovery ends it as lost
+        runtime = outcome.ended_at - (outcome.started_at or outcome.accepted_at)
+        return self.complete(
+            run.run_id,
+            ending_of(outcome.status, outcome.error),
+            result=result_text(outcome.text),
+            usage=outcome.usage,
+            runtime_ms=runtime,
+        )
+
+    async def complete(
+        self,
+        run_id: str,
+        ending: Ending,
+        *,
+        result: str,
+        usage: Mapping[str, JSON] | None = None,
+        runtime_ms: int | None = None,
+    ) -> None:
+        """End the record of ``run_id`` (if still active), then tell the dispatcher."""
+        for attempt, delay in enumerate((0.0, *COMPLETION_RETRY_DELAYS_S)):
+            if delay:
+                await asyncio.sleep(delay)
+            try:
+                requester = await self._services.call(
+                    self._complete_now, run_id, ending, result, usage, runtime_ms
+                )
+            except ClawlineError as error:
+                log.warning("end of run %s not written (try %d): %s", run_id, attempt, error)
+                continue
+            if requester is not None:
+                self._services.announcer.kick(requester)
+            return
+        log.error("end of subagent run %s was never written; recovery will mark it lost", run_id)
+
+    def _complete_now(
+        self,
+        run_id: str,
+        ending: Ending,
+        result: str,
+        usage: Mapping[str, JSON] | None,
+        runtime_ms: int | None,
+    ) -> str | None:
+        services = self._services
+        with services.catalog.transaction() as work:
+            record = work.tx.runs.get(run_id)
+            if record is None or not record.active:
+                return None
+            item = end_record(
+                services,
+                work,
+                record,
+                ending,
+                result=result,
+                usage=usage,
+                runtime_ms=runtime_ms,
+                now=services.clock.now_ms(),
+            )
+        return None if item is None else item.requester_session_key
+
+    # --- control (the subagents tool) ------------------------------------------------------
+
+    async def kill(self, records: Sequence[SubagentRun]) -> list[SubagentRun]:
+        """End the runs of ``records``' children and of all their descendants as killed
+        (no announce, tasks cancelled), then abort those sessions' runs. Sessions stay."""
+        services = self._services
+        cascade = await services.call(self._cascade_now, [r.child_session_key for r in records])
+        killed = await services.call(self._kill_now, cascade)
+        await asyncio.gather(*(services.runs.abort(key) for key in cascade))
+        return killed
+
+    def _cascade_now(self, children: Sequence[str]) -> list[str]:
+        store = self._services.store
+        found: dict[str, None] = {}
+        for child in children:
+            found[child] = None
+            entry = store.get(child)
+            if entry is not None:
+                found.update(dict.fromkeys(d.key for d in store.descendants(entry.lineage_path)))
+        return list(found)
+
+    def _kill_now(self, session_keys: Sequence[str]) -> list[SubagentRun]:
+        services = self._services
+        candidates = [
+            run for key in session_keys for run in services.store.runs.by_child(key) if run.active
+        ]
+        killed: list[SubagentRun] = []
+        with services.catalog.transaction() as work:
+            tx = work.tx
+            now = services.clock.now_ms()
+            for candidate in candidates:
+                current = tx.runs.get(candidate.run_id)
+                if current is None or not current.active:
+                    continue
+                ended = replace(
+                    current,
+                    ended_at=now,
+                    outcome={"status": "error", "error": "killed"},
+                    ended_reason="subagent-killed",
+                    suppress_announce_reason="killed",
+                )
+                tx.runs.update(ended)
+                task = tx.tasks.get(current.task_id) if current.task_id else None
+                if task is not None:
+                    if not task.terminal:
+                        services.tasks.cancel(task.task_id, reason="killed", tx=tx)
+                    services.tasks.set_delivery(task.task_id, "not_applicable", tx=tx)
+                killed.append(ended)
+        return killed
+
+    async def steer(self, record: SubagentRun, message: str) -> SubagentRun:
+        """Replace an active run with a new one on the same child that starts with
+        ``message``; the interrupted run ends ``steer-restart`` (no announce)."""
+        services = self._services
+        new_id = str(uuid.uuid4())
+        steered = await services.call(self._steer_now, record.run_id, new_id, message)
+        self._watched.add(new_id)
+        await services.runs.abort(record.child_session_key, record.run_id)
+        try:
+            prompt = await services.call(self._prompt_now, steered)
+            await services.runs.send(
+                session_key=steered.child_session_key,
+                message=message,
+                idempotency_key=new_id,
+                origin="agent",
+                lane="subagent",
+                extra_system_prompt=prompt,
+                timeout_ms=(steered.run_timeout_seconds or 0) * 1000 or None,
+            )
+        except ClawlineError as error:
+            self._watched.discard(new_id)
+            await self.complete(new_id, ending_of("failed", f"steer failed: {error}"), result="")
+        return steered
+
+    def _steer_now(self, old_id: str, new_id: str, message: str) -> SubagentRun:
+        services = self._services
+        with services.catalog.transaction() as work:
+            tx = work.tx
+            current = tx.runs.get(old_id)
+            if current is None or not current.active:
+                raise NotRunning(f"subagent run {old_id} is not running")
+            now = services.clock.now_ms()
+            tx.runs.update(
+                replace(
+                    current,
+                    ended_at=now,
+                    outcome={"status": "error", "error": "steered"},
+                    ended_reason="subagent-killed",
+                    suppress_announce_reason="steer-restart",
+                )
+            )
+            steered = replace(current, run_id=new_id, created_at=now, started_at=now)
+            tx.runs.insert(steered)
+            task = tx.tasks.get(current.task_id) if current.task_id else None
+            if task is not None and not task.terminal:
+                services.tasks.progress(task.task_id, f"steered: {message[:200]}", tx=tx)
+                moved = tx.tasks.get(task.task_id)
+                if moved is not None:
+                    tx.tasks.update(replace(moved, run_id=new_id))
+        return steered
+
+    def _prompt_now(self, record: SubagentRun) -> str:
+        """The subagent system prompt of a child, from its entry."""
+        services = self._services
+        entry = services.store.get(record.child_session_key)
+        requester_agent = services.runs.config.resolve_agent(
+            keys.agent_id_of(record.requester_session_key)
+        )
+        depth = (entry.spawn_depth if entry is not None else None) or 1
+        return subagent_system_prompt(
+            requester=record.requester_session_key,
+            child_key=record.child_session_key,
+            label=record.label,
+            depth=depth,
+            max_depth=requester_agent.subagents.max_spawn_depth,
+        )

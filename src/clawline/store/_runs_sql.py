@@ -1,0 +1,119 @@
+"""``store.runs`` and ``tx.runs`` in SQL shared by the backends (see :mod:`._dialect`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clawline.errors import Conflict
+from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
+from clawline.store.collab import RunReads, RunWrites
+from clawline.store.records import SubagentRun
+
+__all__ = ["SqlRunReads", "SqlRunWrites"]
+
+SPAWN_LOCK_CLASS = 0x636C7370
+"""First key of the per-requester advisory lock of :meth:`RunWrites.count_active` ("clsp")."""
+
+_SELECT = f"SELECT {', '.join(RUN_COLUMNS)} FROM subagent_runs"
+_CONTROLLER = "coalesce(controller_session_key, requester_session_key)"
+_COUNT_ACTIVE = (
+    "SELECT count(*) FROM subagent_runs WHERE requester_session_key = ? AND ended_at IS NULL"
+)
+
+
+class _RunSql:
+    def __init__(self, execute: Execute, dialect: Dialect) -> None:
+        self._execute = execute
+        self._d = dialect
+
+    def _runs(self, statement: str, params: list[Any]) -> list[SubagentRun]:
+        rows = self._execute(self._d.q(statement), params)
+        return [run_from_row(row, self._d) for row in rows]
+
+
+class SqlRunReads(_RunSql, RunReads):
+    def get(self, run_id: str) -> SubagentRun | None:
+        found = self._runs(f"{_SELECT} WHERE run_id = ?", [run_id])
+        return found[0] if found else None
+
+    def by_child(self, child_session_key: str) -> list[SubagentRun]:
+        return self._runs(
+            f"{_SELECT} WHERE child_session_key = ? ORDER BY created_at DESC, run_id DESC",
+            [child_session_key],
+        )
+
+    def for_requester(
+        self, requester_session_key: str, *, active_only: bool = False
+    ) -> list[SubagentRun]:
+        active = " AND ended_at IS NULL" if active_only else ""
+        return self._runs(
+            f"{_SELECT} WHERE requester_session_key = ?{active} ORDER BY created_at, run_id",
+            [requester_session_key],
+        )
+
+    def for_controller(
+        self, controller_session_key: str, *, active_only: bool = False
+    ) -> list[SubagentRun]:
+        active = " AND ended_at IS NULL" if active_only else ""
+        return self._runs(
+            f"{_SELECT} WHERE {_CONTROLLER} = ?{active} ORDER BY created_at, run_id",
+            [controller_session_key],
+        )
+
+    def count_active(self, requester_session_key: str) -> int:
+        rows = self._execute(self._d.q(_COUNT_ACTIVE), [requester_session_key])
+        return int(rows[0][0])
+
+    def active(self) -> list[SubagentRun]:
+        return self._runs(f"{_SELECT} WHERE ended_at IS NULL ORDER BY created_at, run_id", [])
+
+    def archive_due(self, now: int, limit: int) -> list[SubagentRun]:
+        return self._runs(
+            f"{_SELECT} WHERE archive_at_ms <= ? AND cleanup_completed_at IS NULL"
+            " ORDER BY archive_at_ms, run_id LIMIT ?",
+            [now, limit],
+        )
+
+    def cleaned_before(self, before: int, limit: int) -> list[SubagentRun]:
+        return self._runs(
+            f"{_SELECT} WHERE cleanup_completed_at <= ?"
+            " ORDER BY cleanup_completed_at, run_id LIMIT ?",
+            [before, limit],
+        )
+
+
+class SqlRunWrites(_RunSql, RunWrites):
+    def get(self, run_id: str) -> SubagentRun | None:
+        found = self._runs(f"{_SELECT} WHERE run_id = ?{self._d.for_update}", [run_id])
+        return found[0] if found else None
+
+    def insert(self, run: SubagentRun) -> None:
+        rows = self._execute(
+            self._d.q(
+                f"INSERT INTO subagent_runs ({', '.join(RUN_COLUMNS)})"
+                f" VALUES ({self._d.marks(len(RUN_COLUMNS))})"
+                " ON CONFLICT (run_id) DO NOTHING RETURNING run_id"
+            ),
+            run_params(run, self._d),
+        )
+        if not rows:
+            raise Conflict(f"subagent run already recorded: {run.run_id}")
+
+    def update(self, run: SubagentRun) -> None:
+        params = run_params(run, self._d)
+        assignments = ", ".join(f"{column} = ?" for column in RUN_COLUMNS[1:])
+        self._execute(
+            self._d.q(f"UPDATE subagent_runs SET {assignments} WHERE run_id = ?"),
+            [*params[1:], params[0]],
+        )
+
+    def delete(self, run_id: str) -> bool:
+        rows = self._execute(
+            self._d.q("DELETE FROM subagent_runs WHERE run_id = ? RETURNING run_id"), [run_id]
+        )
+        return bool(rows)
+
+    def count_active(self, requester_session_key: str) -> int:
+        self._d.lock(self._execute, SPAWN_LOCK_CLASS, requester_session_key)
+        rows = self._execute(self._d.q(_COUNT_ACTIVE), [requester_session_key])
+        return int(rows[0][0])

@@ -1,0 +1,66 @@
+"""The collaboration tables on PostgreSQL: the dialect and the objects ``store.tasks`` …
+``tx.bindings`` are made of (the SQL itself is shared, see :mod:`clawline.store._dialect`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import TupleRow
+from psycopg.types.json import Jsonb
+
+from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
+from clawline.store._dialect import Dialect, Execute
+from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
+from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
+from clawline.store.base import Store, StoreTransaction
+from clawline.store.postgres.migrations import advisory_key
+
+__all__ = ["attach_reads", "attach_writes", "postgres_dialect"]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def postgres_dialect(schema: str) -> Dialect:
+    """The dialect for one schema: its advisory locks are keyed by the schema too, so stores
+    in different schemas of one database never wait on each other."""
+
+    def lock(execute: Execute, lock_class: int, name: str) -> None:
+        execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            (lock_class, advisory_key(f"{schema}\x1f{name}")),
+        )
+
+    return Dialect(
+        placeholder="%s",
+        for_update=" FOR UPDATE",
+        same="IS NOT DISTINCT FROM",
+        json_in=Jsonb,
+        json_out=_identity,
+        lock=lock,
+    )
+
+
+def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
+    """Give ``store`` its ``tasks``, ``runs``, ``inbox`` and ``bindings`` read objects."""
+    store.tasks = SqlTaskReads(fetch, dialect)
+    store.runs = SqlRunReads(fetch, dialect)
+    store.inbox = SqlInboxReads(fetch, dialect)
+    store.bindings = SqlBindingReads(fetch, dialect)
+
+
+def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialect: Dialect) -> None:
+    """Give a transaction its ``tasks``, ``runs``, ``inbox`` and ``bindings`` write objects."""
+
+    def execute(statement: str, params: Sequence[Any]) -> list[Any]:
+        cursor.execute(statement, params)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    tx.tasks = SqlTaskWrites(execute, dialect)
+    tx.runs = SqlRunWrites(execute, dialect)
+    tx.inbox = SqlInboxWrites(execute, dialect)
+    tx.bindings = SqlBindingWrites(execute, dialect)

@@ -1,0 +1,51 @@
+"""The collaboration tables on SQLite: the dialect and the objects ``store.tasks`` …
+``tx.bindings`` are made of (the SQL itself is shared, see :mod:`clawline.store._dialect`)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
+from clawline.store._dialect import Dialect, Execute
+from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
+from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
+from clawline.store.base import Store, StoreTransaction
+
+__all__ = ["SQLITE", "attach_reads", "attach_writes"]
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+SQLITE = Dialect(
+    placeholder="?",
+    for_update="",  # BEGIN IMMEDIATE already keeps every other writer out
+    same="IS",
+    json_in=_dump,
+    json_out=json.loads,
+)
+
+
+def attach_reads(store: Store, fetch: Execute) -> None:
+    """Give ``store`` its ``tasks``, ``runs``, ``inbox`` and ``bindings`` read objects."""
+    store.tasks = SqlTaskReads(fetch, SQLITE)
+    store.runs = SqlRunReads(fetch, SQLITE)
+    store.inbox = SqlInboxReads(fetch, SQLITE)
+    store.bindings = SqlBindingReads(fetch, SQLITE)
+
+
+def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
+    """Give a transaction its ``tasks``, ``runs``, ``inbox`` and ``bindings`` write objects."""
+
+    def execute(statement: str, params: Sequence[Any]) -> list[Any]:
+        return db.execute(statement, params).fetchall()
+
+    tx.tasks = SqlTaskWrites(execute, SQLITE)
+    tx.runs = SqlRunWrites(execute, SQLITE)
+    tx.inbox = SqlInboxWrites(execute, SQLITE)
+    tx.bindings = SqlBindingWrites(execute, SQLITE)

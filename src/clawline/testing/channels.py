@@ -1,0 +1,123 @@
+"""Channel adapters for tests and plugin authors: one with threads, one without.
+
+:class:`FakeChannel` is configurable (capabilities, default placement, whether it registers a
+``subagent_spawning`` hook and what the hook answers) and records what it was asked.
+:func:`threads_channel` and :func:`plain_channel` are the two usual shapes::
+
+    services.channels.register(threads_channel("forum"))
+    services.channels.register(plain_channel("sms"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from clawline.channels.base import (
+    BindingCapabilities,
+    ChannelAdapter,
+    ConversationRef,
+    Placement,
+    SpawningResult,
+    SubagentEnded,
+    SubagentSpawning,
+)
+from clawline.channels.planning import spawning_from_plan
+
+__all__ = ["CreatedThread", "FakeChannel", "HookScript", "plain_channel", "threads_channel"]
+
+HookScript: TypeAlias = Callable[[SubagentSpawning], Awaitable[SpawningResult | None]]
+"""Replaces the hook's planning: return a result (or ``None``), or raise."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedThread:
+    account_id: str
+    parent: ConversationRef
+    conversation_id: str
+    session_key: str
+    label: str | None
+
+
+class FakeChannel(ChannelAdapter):
+    """A channel adapter whose answers are set by the test.
+
+    Child threads get ids ``<parent>/thread-<n>``. ``create_error`` makes thread creation
+    raise it; ``hook`` replaces the ``subagent_spawning`` planning; ``unavailable_accounts``
+    report ``adapterAvailable: false``.
+    """
+
+    def __init__(
+        self,
+        channel_id: str,
+        *,
+        adapter_available: bool = True,
+        bind_supported: bool = True,
+        placements: tuple[Placement, ...] = ("current", "child"),
+        default_placement: Placement = "child",
+        spawning_hook: bool = True,
+        hook: HookScript | None = None,
+        create_error: Exception | None = None,
+        unavailable_accounts: tuple[str, ...] = (),
+    ) -> None:
+        self.id = channel_id
+        self.default_placement = default_placement
+        self.adapter_available = adapter_available
+        self.bind_supported = bind_supported
+        self.placements = placements
+        self.spawning_hook = spawning_hook
+        self.hook = hook
+        self.create_error = create_error
+        self.unavailable_accounts = unavailable_accounts
+        self.created: list[CreatedThread] = []
+        self.spawning_events: list[SubagentSpawning] = []
+        self.ended: list[SubagentEnded] = []
+
+    def capabilities(self, account_id: str) -> BindingCapabilities:
+        available = self.adapter_available and account_id not in self.unavailable_accounts
+        if not available:
+            return BindingCapabilities(adapter_available=False, bind_supported=False)
+        return BindingCapabilities(
+            adapter_available=True, bind_supported=self.bind_supported, placements=self.placements
+        )
+
+    async def create_child_conversation(
+        self, account_id: str, parent: ConversationRef, *, session_key: str, label: str | None
+    ) -> ConversationRef:
+        if self.create_error is not None:
+            raise self.create_error
+        conversation = f"{parent.conversation_id}/thread-{len(self.created) + 1}"
+        self.created.append(CreatedThread(account_id, parent, conversation, session_key, label))
+        return ConversationRef(conversation, parent_conversation_id=parent.conversation_id)
+
+    @property
+    def has_subagent_spawning_hook(self) -> bool:
+        return self.spawning_hook
+
+    async def subagent_spawning(self, event: SubagentSpawning) -> SpawningResult | None:
+        self.spawning_events.append(event)
+        if self.hook is not None:
+            return await self.hook(event)
+        return await spawning_from_plan(self, event)
+
+    def subagent_ended(self, event: SubagentEnded) -> None:
+        self.ended.append(event)
+
+
+def threads_channel(channel_id: str = "threads", **options: Any) -> FakeChannel:
+    """A channel with threads: ``current`` and ``child`` placements, ``child`` by default, and
+    a ``subagent_spawning`` hook."""
+    return FakeChannel(channel_id, **options)
+
+
+def plain_channel(channel_id: str = "plain") -> FakeChannel:
+    """A channel without thread support: no binding adapter, no hook."""
+    return FakeChannel(
+        channel_id,
+        adapter_available=False,
+        bind_supported=False,
+        placements=(),
+        default_placement="current",
+        spawning_hook=False,
+    )

@@ -1,0 +1,45 @@
+"""Fixtures: real services (SQLite in a temporary state directory) whose runs are answered by a
+:class:`~tests.collab.support.ScriptedRunner` (or, with ``scripted=False``, by the real turn loop
+and its offline model), built from a config mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import pytest
+
+from clawline.clock import Clock
+from clawline.config import Settings
+from clawline.services import Services
+from tests.collab.support import ScriptedRunner
+
+MakeServices: TypeAlias = Callable[..., Awaitable[Services]]
+
+
+@pytest.fixture
+async def make_services(tmp_path: Path) -> AsyncIterator[MakeServices]:
+    opened: list[Services] = []
+
+    async def make(
+        raw: dict[str, Any] | None = None, clock: Clock | None = None, *, scripted: bool = True
+    ) -> Services:
+        state = tmp_path / f"state{len(opened)}"
+        state.mkdir()
+        settings = Settings(state_dir=state, raw=raw or {})
+        services = Services.open(settings, clock=clock) if clock else Services.open(settings)
+        if scripted:
+            services.runs.runner = ScriptedRunner()
+        opened.append(services)
+        return services
+
+    yield make
+    for services in opened:
+        await services.runs.shutdown()
+        services.close()
+
+
+@pytest.fixture
+async def services(make_services: MakeServices) -> Services:
+    return await make_services()
