@@ -191,3 +191,25 @@ def test_prune_delivered_deletes_old_delivered_rows(store: Store) -> None:
         True,
         True,
     ]
+
+
+def test_prune_delivered_takes_the_oldest_deliveries_first(store: Store) -> None:
+    """Pruning goes by delivery time (not by id or creation), and a pending row is never
+    pruned however old it is."""
+    a, b, c, old_pending = (add(store, f"r{n}", at=1) for n in range(4))
+    with store.transaction() as tx:
+        tx.inbox.mark_delivered([c.id], 10)
+        tx.inbox.mark_delivered([a.id], 20)
+        tx.inbox.mark_delivered([b.id], 30)
+    with store.transaction() as tx:
+        assert tx.inbox.prune_delivered(1_000, 1) == 1
+    assert store.inbox.get(c.id) is None
+    assert store.inbox.get(a.id) is not None
+    with store.transaction() as tx:
+        assert tx.inbox.prune_delivered(1_000, 1) == 1
+    assert store.inbox.get(a.id) is None
+    assert store.inbox.get(b.id) is not None
+    with store.transaction() as tx:
+        assert tx.inbox.prune_delivered(1_000, 10) == 1
+        assert tx.inbox.prune_delivered(1_000, 10) == 0
+    assert store.inbox.pending_for(MAIN) == [old_pending]

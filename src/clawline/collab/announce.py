@@ -332,19 +332,22 @@ class Announcer:
             services = self._services
             pending = await services.call(services.store.inbox.pending_for, requester)
             stale = [row for row in pending if now - row.created_at >= ANNOUNCE_GIVE_UP_MS]
-            if stale:
-                await services.call(self._retire_now, stale, now)
+            retired = await services.call(self._retire_now, stale, now) if stale else 0
+            if retired:
                 log.error(
                     "announce to %s gave up after %d attempts: %d completion(s) retired",
                     requester,
                     failures.count,
-                    len(stale),
+                    retired,
                 )
 
-    def _retire_now(self, rows: Sequence[InboxItem], now: int) -> None:
+    def _retire_now(self, rows: Sequence[InboxItem], now: int) -> int:
+        """Retire the rows still undelivered (a delivery may have taken some meanwhile: those
+        keep their ``delivered`` status); return how many."""
         with self._services.catalog.transaction() as work:
-            work.tx.inbox.mark_delivered([row.id for row in rows], now, None)
-            self._set_delivery(work, rows, "failed")
+            marked = set(work.tx.inbox.mark_delivered([row.id for row in rows], now, None))
+            self._set_delivery(work, [row for row in rows if row.id in marked], "failed")
+        return len(marked)
 
     # --- lifecycle -------------------------------------------------------------------------
 

@@ -124,9 +124,9 @@ def invalid_agent_id(value: str) -> str:
 
 
 def _allowed_text(allow: tuple[str, ...]) -> str:
-    if "*" in allow:
-        return "*"
-    return ", ".join(allow) if allow else "none"
+    """OpenClaw's list: lower-cased, each once, without ``*``; ``none`` when empty."""
+    listed = dict.fromkeys(item.strip().lower() for item in allow if item.strip() != "*")
+    return ", ".join(listed) or "none"
 
 
 class SessionsSpawnTool:

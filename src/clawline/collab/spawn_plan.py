@@ -64,9 +64,11 @@ class ChildPlan:
         return "children" if self.role == "orchestrator" else "none"
 
     def entry_changes(self) -> JSONObject:
-        """The child entry's fields (lineage through ``spawnedBy``)."""
+        """The child entry's fields: lineage through ``spawnedBy`` and ``parentSessionKey``
+        (both the requester, so the ``create`` event names the parent, §2.5 step 6)."""
         changes: JSONObject = {
             "spawnedBy": self.requester,
+            "parentSessionKey": self.requester,
             "spawnDepth": self.depth,
             "subagentRole": self.role,
             "subagentControlScope": self.control_scope,
@@ -81,8 +83,9 @@ class ChildPlan:
         return changes
 
     @property
-    def timeout_ms(self) -> int | None:
-        return self.run_timeout_seconds * 1000 or None
+    def timeout_ms(self) -> int:
+        """The run's timeout; 0 means none (``runTimeoutSeconds: 0``), not the agent default."""
+        return self.run_timeout_seconds * 1000
 
     def message(self) -> str:
         persistent = self.mode == "session"

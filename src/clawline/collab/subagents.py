@@ -319,7 +319,7 @@ class SubagentRegistry:
                 origin="agent",
                 lane="subagent",
                 extra_system_prompt=prompt,
-                timeout_ms=(steered.run_timeout_seconds or 0) * 1000 or None,
+                timeout_ms=(steered.run_timeout_seconds or 0) * 1000,
             )
         except ClawlineError as error:
             self._watched.discard(new_id)
@@ -343,7 +343,10 @@ class SubagentRegistry:
                     suppress_announce_reason="steer-restart",
                 )
             )
-            steered = replace(current, run_id=new_id, created_at=now, started_at=now)
+            # Strictly newer than the run it replaces, so "the child's newest run" (ordered by
+            # createdAt, then run id) is the new one even within one millisecond.
+            created = max(now, current.created_at + 1)
+            steered = replace(current, run_id=new_id, created_at=created, started_at=created)
             tx.runs.insert(steered)
             task = tx.tasks.get(current.task_id) if current.task_id else None
             if task is not None and not task.terminal:

@@ -2,9 +2,10 @@
 
 - the task sweeper (:func:`clawline.tasks.sweeper.sweep_periodically`: retention, lost tasks);
 - the **archive sweep** every :data:`ARCHIVE_SWEEP_INTERVAL_MS`: ``cleanup: "delete"`` run-mode
-  children whose ``archiveAtMs`` has passed (and that are not running) are deleted — entry
-  removed, transcript archived as ``sessions.delete`` does, thread bindings ended — and every
-  run record of that child is dropped, in one transaction per child;
+  children whose ``archiveAtMs`` has passed (and that are not running, and have neither running
+  children nor undelivered completions of their own) are deleted — entry removed, transcript
+  archived as ``sessions.delete`` does, thread bindings ended — and every run record of that
+  child is dropped, in one transaction per child;
 - **inbox pruning**: delivered inbox rows older than :data:`INBOX_RETENTION_MS` are deleted.
 """
 
@@ -52,6 +53,10 @@ def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
         child = due.child_session_key
         if services.runs.has_active_run(child):
             continue  # followed up meanwhile; a later pass takes it
+        if store.runs.count_active(child) or store.inbox.pending_for(child):
+            # Its own children's completions are still to come: their way to its requester
+            # (§4.1 step 5) goes through this child's run records.
+            continue
         with services.catalog.transaction() as work:
             current = work.tx.runs.get(due.run_id)
             if current is None or current.active or current.cleanup_completed_at is not None:
