@@ -110,6 +110,7 @@ def _busy(services: Services) -> bool:
         services.runs.active_runs()
         or services.runs._hook_tasks
         or services.announcer._tasks
+        or services.subagents._settling
         or services.runs.background_tasks()
     )
 

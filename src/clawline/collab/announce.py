@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -109,7 +109,13 @@ class Announcer:
         self._tasks: set[asyncio.Future[object]] = set()
         self._stop = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
+        self._after_delivery: list[Callable[[str], None]] = []
         services.runs.on_run_end(self._run_ended)
+
+    def on_delivery_done(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(requester)`` whenever a delivery attempt to a requester is over
+        (its turn started, or nothing was delivered)."""
+        self._after_delivery.append(callback)
 
     # --- triggers --------------------------------------------------------------------------
 
@@ -158,6 +164,8 @@ class Announcer:
             if requester in self._again:
                 self._again.discard(requester)
                 self.kick(requester)
+            for callback in self._after_delivery:
+                callback(requester)
 
     async def _deliver(self, requester: str, force: bool) -> Delivery | None:
         services = self._services
@@ -386,6 +394,11 @@ class Announcer:
                 await loop
         while self._tasks:
             await asyncio.wait(list(self._tasks))
+
+    def delivering_to(self, requester: str) -> bool:
+        """Whether a delivery to ``requester`` is under way (rows marked delivered, its turn not
+        yet started)."""
+        return requester in self._delivering or requester in self._again
 
     def pending_requesters(self) -> set[str]:
         """Requesters known to be waiting for a delivery (for tests and diagnostics)."""

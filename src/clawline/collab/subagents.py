@@ -12,6 +12,16 @@ creation to their end (collaboration.md §2.5, §3).
   task's status and the requester's inbox row in one transaction, and the announce dispatcher
   is told. Runs aborted by a gateway shutdown are left as they are: start-up recovery ends them
   as ``lost`` (``clawline.collab.recovery``), exactly like runs cut off by a crash.
+- An orchestrator whose turn ends **done** while its own children still run, or while their
+  completions wait in its inbox, is not announced yet (§4.1 step 2): its record stays active
+  and the registry remembers it as *deferred*. The children's completions are delivered to it
+  as usual (each starts a turn); at the end of every later turn of that session, and whenever
+  one of its children's records ends, the registry looks again, and once nothing is pending the
+  record ends with the latest turn's reply — so the requester hears the orchestrator's final
+  answer, not its first one. OpenClaw re-runs the orchestrator with a ``:wake`` message for
+  this; here the delivered completions are that wake. A failed or timed-out turn ends the
+  record at once. Deferral lives in memory: after a crash a deferred record is recovered as
+  ``lost``, like any record still active.
 - :meth:`kill` and :meth:`steer` (the ``subagents`` tool) end records before they abort the
   runs, with ``suppressAnnounceReason`` ``killed`` / ``steer-restart``, so no announce follows.
 """
@@ -72,6 +82,13 @@ class SubagentRegistry:
         self._notifier = SessionNotifier(services)
         self._watched: set[str] = set()
         """Run ids of children this process started and whose end is not written yet."""
+        self._deferred: dict[str, tuple[str, RunOutcome]] = {}
+        """Orchestrator session key -> (its record's run id, its latest turn's outcome) while
+        its descendants are pending."""
+        self._waited: set[str] = set()
+        """Deferred orchestrators that have had pending descendants."""
+        self._settling: set[asyncio.Task[None]] = set()
+        services.announcer.on_delivery_done(self._delivery_done)
         services.runs.on_run_end(self._run_ended)
 
     # --- spawning --------------------------------------------------------------------------
@@ -188,19 +205,65 @@ class SubagentRegistry:
     # --- completion ------------------------------------------------------------------------
 
     def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
-        if run.run_id not in self._watched:
+        if run.run_id in self._watched:
+            self._watched.discard(run.run_id)
+            record_run_id = run.run_id
+        elif run.session_key in self._deferred:
+            record_run_id = self._deferred[run.session_key][0]
+        else:
             return None
-        self._watched.discard(run.run_id)
         if self._services.runs.closed and outcome.status == "killed":
             return None  # cut off by the shutdown: start-up recovery ends it as lost
-        runtime = outcome.ended_at - (outcome.started_at or outcome.accepted_at)
+        if outcome.status != "done":
+            self._deferred.pop(run.session_key, None)
+            self._waited.discard(run.session_key)
+            return self._end_with(record_run_id, outcome)
+        self._deferred[run.session_key] = (record_run_id, outcome)
+        return self._settle(run.session_key)
+
+    def _end_with(self, record_run_id: str, outcome: RunOutcome) -> Awaitable[None]:
         return self.complete(
-            run.run_id,
+            record_run_id,
             ending_of(outcome.status, outcome.error),
             result=result_text(outcome.text),
             usage=outcome.usage,
-            runtime_ms=runtime,
         )
+
+    async def _settle(self, child_key: str) -> None:
+        """End a deferred orchestrator's record once none of its descendants is pending."""
+        services = self._services
+        if child_key not in self._deferred:
+            return
+        try:
+            pending = await services.call(self._pending_now, child_key)
+        except ClawlineError as error:
+            log.warning("pending children of %s not read: %s", child_key, error)
+            return  # the next turn end or child end looks again
+        deferred = self._deferred.get(child_key)
+        if deferred is None:
+            return
+        if pending or services.announcer.delivering_to(child_key):
+            self._waited.add(child_key)
+            return
+        if child_key in self._waited and services.runs.has_active_run(child_key):
+            return  # a turn on delivered completions is under way; its end looks again
+        del self._deferred[child_key]
+        self._waited.discard(child_key)
+        await self._end_with(*deferred)
+
+    def _delivery_done(self, requester: str) -> None:
+        if requester in self._deferred and not self._services.runs.has_active_run(requester):
+            task = asyncio.ensure_future(self._settle(requester))
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+    def _pending_now(self, child_key: str) -> bool:
+        store = self._services.store
+        return store.runs.count_active(child_key) > 0 or bool(store.inbox.pending_for(child_key))
+
+    def deferred(self) -> set[str]:
+        """Orchestrators whose announce waits for their descendants (diagnostics, tests)."""
+        return set(self._deferred)
 
     async def complete(
         self,
@@ -224,6 +287,9 @@ class SubagentRegistry:
                 continue
             if requester is not None:
                 self._services.announcer.kick(requester)
+            parent = await self._services.call(self._requester_of, run_id)
+            if parent is not None and parent in self._deferred:
+                await self._settle(parent)
             return
         log.error("end of subagent run %s was never written; recovery will mark it lost", run_id)
 
@@ -240,6 +306,7 @@ class SubagentRegistry:
             record = work.tx.runs.get(run_id)
             if record is None or not record.active:
                 return None
+            now = services.clock.now_ms()
             item = end_record(
                 services,
                 work,
@@ -247,10 +314,18 @@ class SubagentRegistry:
                 ending,
                 result=result,
                 usage=usage,
-                runtime_ms=runtime_ms,
-                now=services.clock.now_ms(),
+                runtime_ms=(
+                    runtime_ms
+                    if runtime_ms is not None
+                    else now - (record.started_at or record.created_at)
+                ),
+                now=now,
             )
         return None if item is None else item.requester_session_key
+
+    def _requester_of(self, run_id: str) -> str | None:
+        record = self._services.store.runs.get(run_id)
+        return None if record is None else record.requester_session_key
 
     # --- control (the subagents tool) ------------------------------------------------------
 
