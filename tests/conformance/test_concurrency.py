@@ -212,6 +212,7 @@ def test_first_open_from_many_threads(
         "create_tasks",
         "create_thread_bindings",
         "create_transcripts",
+        "index_sessions_by_cwd",
     ]
     secrets = set(pool.map(lambda store: store.secret(), stores))
     assert len(secrets) == 1

@@ -31,6 +31,7 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
         "create_tasks",
         "create_thread_bindings",
         "create_transcripts",
+        "index_sessions_by_cwd",
     ]
     backend.open()
     backend.open()

@@ -3,11 +3,13 @@
 Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data access protocol
 the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
-and ``treeview`` (output). The JSON output format is documented in docs/cli.md.
+and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand). The JSON
+output format is documented in docs/cli.md.
 """
 
 from __future__ import annotations
 
+from clawline.cli.acp import acp
 from clawline.cli.app import cli
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
@@ -21,6 +23,7 @@ sessions.add_command(patch_session)
 cli.add_command(sessions)
 cli.add_command(gateway)
 cli.add_command(tasks)
+cli.add_command(acp)
 
 
 def main() -> None:

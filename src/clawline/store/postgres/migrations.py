@@ -125,6 +125,16 @@ def create_transcripts(db: psycopg.Connection[TupleRow]) -> None:
     )
 
 
+def index_sessions_by_cwd(db: psycopg.Connection[TupleRow]) -> None:
+    # The cwd filter (ACP session/list), as in SQLite: an index range per keyset page, and an
+    # index-only count. A filter `expr = value` implies the partial index's `expr IS NOT NULL`.
+    db.execute(
+        "CREATE INDEX sessions_by_cwd ON sessions"
+        " ((coalesce(spawned_cwd, spawned_workspace_dir)), updated_at DESC, key DESC, key_kind)"
+        " WHERE coalesce(spawned_cwd, spawned_workspace_dir) IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     create_meta,
     create_sessions,
@@ -133,6 +143,7 @@ MIGRATIONS: list[Migration] = [
     create_subagent_runs,
     create_announce_inbox,
     create_thread_bindings,
+    index_sessions_by_cwd,
 ]
 
 

@@ -111,6 +111,17 @@ def create_transcripts(db: sqlite3.Connection) -> None:
     )
 
 
+def index_sessions_by_cwd(db: sqlite3.Connection) -> None:
+    # The cwd filter (ACP session/list): rows whose spawnedCwd, else spawnedWorkspaceDir, equals
+    # it, in listing order, so each keyset page is an index range. key_kind makes counting the
+    # filtered rows index-only. Partial: most sessions have neither field.
+    db.execute(
+        "CREATE INDEX sessions_by_cwd ON sessions"
+        " (coalesce(spawned_cwd, spawned_workspace_dir), updated_at DESC, key DESC, key_kind)"
+        " WHERE coalesce(spawned_cwd, spawned_workspace_dir) IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     create_meta,
     create_sessions,
@@ -119,6 +130,7 @@ MIGRATIONS: list[Migration] = [
     create_subagent_runs,
     create_announce_inbox,
     create_thread_bindings,
+    index_sessions_by_cwd,
 ]
 
 

@@ -1,0 +1,274 @@
+"""ACP bridge benchmark: walk the whole ``session/list`` of ``clawline acp`` over stdio.
+
+Run from the repository root::
+
+    .venv/bin/python bench/acp.py                         # 10,000 and 100,000 sessions
+    .venv/bin/python bench/acp.py --sizes 100000 --reuse /tmp/bench-acp   # keep / reuse builds
+    .venv/bin/python bench/acp.py --sizes 10000 --profile                 # cProfile both sides
+
+Each size gets a state directory whose SQLite store holds ``bench/store.py``'s data set (built
+through ``SessionCatalog.patch``, batched). ``python -m clawline --state-dir <dir> acp`` runs as
+a subprocess (it starts the state directory's gateway in its own process), and the SDK client
+(``acp.spawn_agent_process``, ``ClientSideConnection.list_sessions``: pydantic-parsed pages)
+walks every page. See bench/README.md for the figures and targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import io
+import os
+import pstats
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+# Run as ``python bench/acp.py``, this file's folder comes first on sys.path and ``import acp``
+# would import this very file: look for modules from the repository root instead.
+_BENCH = Path(__file__).resolve().parent
+sys.path[:] = [str(_BENCH.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
+
+import acp  # noqa: E402
+from bench.store import build_plan, load  # noqa: E402
+
+from clawline.config import Settings  # noqa: E402
+from clawline.store import open_store  # noqa: E402
+from clawline.store.base import SessionQuery  # noqa: E402
+
+TARGETS_S = {10_000: 0.4, 100_000: 4.0}
+MAX_RATIO = 2.0
+EDGE_PAGES = 5
+FILTER_CWD = "/srv/work/main"
+"""The ``spawnedWorkspaceDir`` of the data set's sub-agents of agent ``main``."""
+
+
+class QuietClient:
+    """The bench's ACP client: it expects no updates and grants nothing."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        raise acp.RequestError.method_not_found("session/request_permission")
+
+
+@dataclass
+class Walk:
+    seconds: float
+    page_ms: list[float]
+    keys: list[str]
+
+
+@dataclass
+class Result:
+    size: int
+    listed: int = 0
+    walks: list[Walk] = field(default_factory=list)
+    start_s: float = 0.0
+    build_s: float | None = None
+    filtered: Walk | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# --- the data set ----------------------------------------------------------------------------
+
+
+def _built(state: Path, size: int) -> bool:
+    marker = state / "bench-built"
+    return marker.exists() and marker.read_text().strip() == str(size)
+
+
+@contextlib.contextmanager
+def state_dir(size: int, reuse: Path | None) -> Iterator[tuple[Path, float | None]]:
+    """A state directory holding ``size`` sessions; the seconds its build took (``None``:
+    reused)."""
+    if reuse is not None:
+        state = reuse / str(size)
+        if _built(state, size):
+            yield state, None
+            return
+        if state.exists():
+            raise SystemExit(f"{state} holds no finished {size:,}-session build; delete it first")
+        cleanup = False
+    else:
+        state = Path(tempfile.mkdtemp(prefix="clawline-bench-acp-")) / "state"
+        cleanup = True
+    try:
+        state.mkdir(parents=True)
+        settings = Settings(state_dir=state)
+        store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+        started = time.perf_counter()
+        try:
+            load(store, build_plan(size), per_row=0, batch=1000)
+        finally:
+            store.close()
+        (state / "bench-built").write_text(f"{size}\n")
+        yield state, time.perf_counter() - started
+    finally:
+        if cleanup:
+            shutil.rmtree(state.parent, ignore_errors=True)
+
+
+def listable(state: Path) -> int:
+    settings = Settings(state_dir=state)
+    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    try:
+        return store.count(SessionQuery(include_global=False, include_unknown=False))
+    finally:
+        store.close()
+
+
+# --- the bridge ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def bridge(
+    state: Path, profile_to: Path | None
+) -> AsyncIterator[tuple[acp.ClientSideConnection, float]]:
+    """``clawline acp`` on ``state``; the connection and the seconds until ``initialize``
+    answered."""
+    python = [sys.executable] + (["-m", "cProfile", "-o", str(profile_to)] if profile_to else [])
+    args = [*python[1:], "-m", "clawline", "--state-dir", str(state), "acp"]
+    started = time.perf_counter()
+    async with acp.spawn_agent_process(
+        cast(acp.Client, QuietClient()),
+        python[0],
+        *args,
+        env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        transport_kwargs={"stderr": None, "limit": 64 * 1024 * 1024},
+    ) as (conn, _process):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        yield conn, time.perf_counter() - started
+
+
+async def walk(conn: acp.ClientSideConnection, cwd: str | None = None) -> Walk:
+    keys: list[str] = []
+    page_ms: list[float] = []
+    cursor: str | None = None
+    started = time.perf_counter()
+    while True:
+        sent = time.perf_counter()
+        page = await conn.list_sessions(cursor=cursor, cwd=cwd)
+        page_ms.append((time.perf_counter() - sent) * 1000)
+        keys.extend(info.session_id for info in page.sessions)
+        if page.next_cursor is None:
+            return Walk(time.perf_counter() - started, page_ms, keys)
+        cursor = page.next_cursor
+
+
+async def measure(state: Path, result: Result, walks: int, profile: bool) -> None:
+    profile_to = state.parent / f"bridge-{result.size}.prof" if profile else None
+    async with bridge(state, profile_to) as (conn, start_s):
+        result.start_s = start_s
+        await conn.list_sessions()  # warm-up: imports, first query plans
+        for _ in range(walks):
+            result.walks.append(await walk(conn))
+        result.filtered = await walk(conn, FILTER_CWD)
+        if profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            await walk(conn)
+            profiler.disable()
+            result.notes.append("client side (this process), one walk:\n" + top(profiler))
+    if profile_to is not None and profile_to.exists():
+        result.notes.append("bridge process, whole run:\n" + top(pstats.Stats(str(profile_to))))
+
+
+def top(source: cProfile.Profile | pstats.Stats, limit: int = 22) -> str:
+    out = io.StringIO()
+    stats = source if isinstance(source, pstats.Stats) else pstats.Stats(source)
+    stats.stream = out  # type: ignore[attr-defined]
+    stats.sort_stats("tottime").print_stats(limit)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
+    return "\n".join(lines[start:])
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def check(result: Result) -> None:
+    for number, done in enumerate(result.walks, start=1):
+        if len(done.keys) != result.listed or len(set(done.keys)) != len(done.keys):
+            result.notes.append(
+                f"WALK MISMATCH (walk {number}): {len(done.keys)} rows, "
+                f"{len(set(done.keys))} distinct, {result.listed} listable"
+            )
+
+
+def report(results: list[Result]) -> str:
+    lines = []
+    for result in results:
+        median = sorted(result.walks, key=lambda w: w.seconds)[len(result.walks) // 2]
+        first = statistics.median(median.page_ms[:EDGE_PAGES])
+        last = statistics.median(median.page_ms[-EDGE_PAGES:])
+        target = TARGETS_S.get(result.size)
+        ratio = last / first if first else float("inf")
+        verdict = "" if target is None else (" PASS" if median.seconds <= target else " MISS")
+        build = "reused" if result.build_s is None else f"{result.build_s:.1f} s"
+        lines += [
+            f"== {result.size:,} sessions ({result.listed:,} listable; build {build}) ==",
+            f"bridge start → initialize answered   {result.start_s:8.2f} s",
+            f"listing time, median of {len(result.walks)} walks     {median.seconds:8.3f} s"
+            + (f"   target ≤ {target} s{verdict}" if target is not None else ""),
+            f"  (all walks: {', '.join(f'{w.seconds:.3f}' for w in result.walks)} s)",
+            f"pages                                {len(median.page_ms):8d}",
+            f"first page, median of first {EDGE_PAGES}       {first:8.2f} ms",
+            f"last page, median of last {EDGE_PAGES}         {last:8.2f} ms",
+            f"ratio last / first                   {ratio:8.2f}    target ≤ {MAX_RATIO}"
+            + (" PASS" if ratio <= MAX_RATIO else " MISS"),
+            f"page latency p50 / p95 / max         {statistics.median(median.page_ms):8.2f} / "
+            f"{statistics.quantiles(median.page_ms, n=20)[-1]:.2f} / {max(median.page_ms):.2f} ms",
+            *filtered_lines(result),
+            *result.notes,
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def filtered_lines(result: Result) -> list[str]:
+    done = result.filtered
+    if done is None:
+        return []
+    return [
+        f"walk with cwd={FILTER_CWD}          {done.seconds:8.3f} s   "
+        f"({len(done.keys):,} rows, {len(done.page_ms)} pages, "
+        f"first / last page {done.page_ms[0]:.2f} / {done.page_ms[-1]:.2f} ms)"
+    ]
+
+
+async def run(size: int, args: argparse.Namespace) -> Result:
+    result = Result(size)
+    with state_dir(size, args.reuse) as (state, build_s):
+        result.build_s = build_s
+        result.listed = listable(state)
+        print(f"[{size:,}] measuring ...", file=sys.stderr, flush=True)
+        await measure(state, result, args.walks, args.profile)
+    check(result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated session counts")
+    parser.add_argument("--walks", type=int, default=3, help="full walks per size (default 3)")
+    parser.add_argument("--reuse", type=Path, metavar="DIR", help="keep builds in DIR/<size>")
+    parser.add_argument("--profile", action="store_true", help="cProfile the bridge and client")
+    args = parser.parse_args(argv)
+    sizes = [int(part.replace("_", "")) for part in args.sizes.split(",") if part.strip()]
+    results = [asyncio.run(run(size, args)) for size in sizes]
+    print(report(results))
+    return 1 if any("MISMATCH" in note for r in results for note in r.notes) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""``clawline acp ls``: the sessions of any ACP agent, as a table, a lineage tree or JSON.
+
+The agent is started as a subprocess (by default clawline's own bridge, ``python -m clawline
+acp``), initialised, and every ``session/list`` page is walked (no page cap; a repeated or
+blank cursor stops the walk with an error). Lineage comes from each row's ``_meta``: the parent
+is ``parentSessionId``, else ``spawnedBy`` (the family operation's parse rules), and a row whose
+parent is absent or not listed is a root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from clawline.acp.family import NO_SESSION_LIST, parse_parent
+from clawline.acp.link import AcpClientError, spawned_agent
+from clawline.acp.walk import SessionRow, js_trim, walk_session_list
+from clawline.cli.app import CliState, CommandFailed, InputRefused
+from clawline.cli.render import make_console, printable
+from clawline.errors import ClawlineError
+
+__all__ = [
+    "LISTED_FIELDS",
+    "bridge_command",
+    "lineage_trees",
+    "list_agent_sessions",
+    "listed_sessions",
+    "ls",
+]
+
+LISTED_FIELDS = ("sessionId", "title", "updatedAt", "parent", "cwd", "_meta")
+_NONE = "-"
+
+
+async def list_agent_sessions(
+    command: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[SessionRow]:
+    """Every row the agent lists, pages walked to the end; the agent is stopped afterwards.
+    It runs with ``env`` (default: ours) and inherits our stderr."""
+    environment = dict(os.environ if env is None else env)
+    async with spawned_agent(command[0], *command[1:], env=environment, require_load=False) as link:
+        features = await link.ready()
+        if not features.lists_sessions:
+            raise AcpClientError(NO_SESSION_LIST)
+        return await walk_session_list(link, max_pages=None)
+
+
+def listed_sessions(rows: Iterable[SessionRow]) -> list[dict[str, Any]]:
+    """The JSON rows, first occurrence of each ``sessionId`` kept, in the agent's order."""
+    listed: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["sessionId"] in listed:
+            continue
+        title, updated_at, meta = row.get("title"), row.get("updatedAt"), row.get("_meta")
+        listed[row["sessionId"]] = {
+            "sessionId": row["sessionId"],
+            "title": title if type(title) is str else None,
+            "updatedAt": updated_at if type(updated_at) is str else None,
+            "parent": parse_parent(row),
+            "cwd": row["cwd"],
+            "_meta": meta if type(meta) is dict else None,
+        }
+    return list(listed.values())
+
+
+def bridge_command(state: CliState | None, url: str | None) -> list[str]:
+    """``python -m clawline [--state-dir D] [--store-url S] acp [--url U]``: clawline's own
+    bridge, with the root options of this invocation."""
+    command = [sys.executable, "-m", "clawline"]
+    if state is not None and state.state_dir is not None:
+        command += ["--state-dir", str(state.state_dir)]
+    if state is not None and state.store_url is not None:
+        command += ["--store-url", state.store_url]
+    command.append("acp")
+    if url is not None:
+        command += ["--url", url]
+    return command
+
+
+def _shown_title(session: dict[str, Any]) -> str | None:
+    """The trimmed title, unless it is blank or only repeats the id."""
+    title = session["title"]
+    shown = js_trim(title) if title is not None else ""
+    return shown if shown and shown != session["sessionId"] else None
+
+
+def _label(session: dict[str, Any]) -> Text:
+    title = _shown_title(session)
+    text = printable(session["sessionId"])
+    return Text(text if title is None else f"{text}  {printable(title)}")
+
+
+def lineage_trees(sessions: list[dict[str, Any]]) -> list[Tree]:
+    """One tree per root, children in listing order. Rows caught in a parent cycle have no
+    root; each such group is drawn from its first listed row."""
+    by_id = {session["sessionId"]: session for session in sessions}
+    children: dict[str, list[dict[str, Any]]] = {}
+    for session in sessions:
+        if session["parent"] in by_id:
+            children.setdefault(session["parent"], []).append(session)
+    roots = [s for s in sessions if s["parent"] not in by_id]
+    drawn: set[str] = set()
+    trees: list[Tree] = []
+    for root in [*roots, *sessions]:
+        if root["sessionId"] in drawn:
+            continue
+        tree = Tree(_label(root))
+        drawn.add(root["sessionId"])
+        pending = [(tree, root)]
+        while pending:
+            node, session = pending.pop()
+            for child in children.get(session["sessionId"], []):
+                if child["sessionId"] not in drawn:
+                    drawn.add(child["sessionId"])
+                    pending.append((node.add(_label(child)), child))
+        trees.append(tree)
+    return trees
+
+
+def _group_option(ctx: click.Context, name: str) -> str | None:
+    """An option given to the ``clawline acp`` group (``clawline acp --url U ls``)."""
+    value = ctx.parent.params.get(name) if ctx.parent is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _print_table(sessions: list[dict[str, Any]]) -> None:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in ("SESSION", "TITLE", "UPDATED", "PARENT", "CWD"):
+        table.add_column(name, no_wrap=True)
+    for s in sessions:
+        cells = (
+            s["sessionId"],
+            _shown_title(s) or _NONE,
+            s["updatedAt"] or _NONE,
+            s["parent"] or _NONE,
+            s["cwd"],
+        )
+        table.add_row(*(printable(cell) for cell in cells))
+    make_console().print(table)
+
+
+@click.command("ls")
+@click.option("--tree", is_flag=True, help="Draw the lineage trees instead of a table.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="json prints {sessions: [...]} (the same with or without --tree).",
+)
+@click.option("--url", metavar="URL", default=None, help="Gateway URL for the default bridge.")
+@click.argument("agent_command", nargs=-1, type=click.UNPROCESSED, metavar="[-- AGENT COMMAND…]")
+@click.pass_context
+def ls(
+    ctx: click.Context, tree: bool, output: str, url: str | None, agent_command: tuple[str, ...]
+) -> None:
+    """List the sessions of an ACP agent (default: clawline's own bridge).
+
+    \b
+    clawline acp ls --tree
+    clawline acp --url ws://127.0.0.1:18789 ls --format json
+    clawline acp ls -- openclaw acp
+    """
+    url = url if url is not None else _group_option(ctx, "url")
+    token = _group_option(ctx, "token")
+    if agent_command and (url is not None or token is not None):
+        raise InputRefused("--url and --token apply only to the default bridge")
+    state = ctx.find_object(CliState)
+    env = dict(os.environ if state is None else state.environment)
+    if token is not None:
+        env["CLAWLINE_GATEWAY_TOKEN"] = token  # not on the bridge's command line (ps shows it)
+    command = list(agent_command) or bridge_command(state, url)
+    try:
+        sessions = listed_sessions(asyncio.run(list_agent_sessions(command, env)))
+    except ClawlineError as error:
+        raise CommandFailed.from_error(error) from None
+    if output == "json":
+        click.echo(json.dumps({"sessions": sessions}, indent=2, ensure_ascii=False))
+    elif tree:
+        console = make_console()
+        for drawn in lineage_trees(sessions):
+            console.print(drawn)
+    else:
+        _print_table(sessions)
