@@ -24,7 +24,8 @@ from clawline.agents.providers.base import (
     ToolSpec,
     Usage,
 )
-from clawline.agents.providers.openai_compat import missing_key_error, parse_arguments
+from clawline.agents.providers.openai_compat import parse_arguments
+from clawline.agents.providers.sdk_client import SdkClient
 from clawline.agents.settings import ProviderSettings
 
 if TYPE_CHECKING:
@@ -77,30 +78,19 @@ def anthropic_messages(messages: Sequence[ModelMessage]) -> tuple[str, list[dict
     return "\n\n".join(system), out
 
 
+def _make_client(api_key: str, base_url: str | None, max_retries: int) -> AsyncAnthropic:
+    import anthropic
+
+    return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
+
+
 class AnthropicProvider:
     def __init__(self, settings: ProviderSettings, env: Mapping[str, str]) -> None:
         self.settings = settings
-        self._env = env
-        self._client: AsyncAnthropic | None = None
-
-    def _client_now(self) -> AsyncAnthropic:
-        if self._client is None:
-            import anthropic
-
-            key = self.settings.api_key(self._env)
-            if key is None and self.settings.base_url is None:
-                raise missing_key_error(self.settings)
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key or "unused",
-                base_url=self.settings.base_url,
-                max_retries=self.settings.max_retries,
-            )
-        return self._client
+        self._client = SdkClient(settings, env, _make_client)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._client.aclose()
 
     async def stream(
         self,
@@ -112,7 +102,7 @@ class AnthropicProvider:
     ) -> AsyncIterator[StreamItem]:
         import anthropic
 
-        client = self._client_now()
+        client = self._client.get()
         inline_system, turns = anthropic_messages(messages)
         prompt = "\n\n".join(part for part in (system, inline_system) if part)
         extra: dict[str, Any] = {"system": prompt} if prompt else {}

@@ -24,23 +24,15 @@ from clawline.agents.providers.base import (
     ToolSpec,
     Usage,
 )
+from clawline.agents.providers.sdk_client import SdkClient
 from clawline.agents.settings import ProviderSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["OpenAIProvider", "missing_key_error", "parse_arguments"]
+__all__ = ["OpenAIProvider", "parse_arguments"]
 
 _STOP_REASONS = {"stop": "stop", "tool_calls": "toolUse", "function_call": "toolUse"}
-
-
-def missing_key_error(settings: ProviderSettings) -> ProviderError:
-    where = f"set {settings.api_key_env} or " if settings.api_key_env else "set "
-    return ProviderError(
-        f"no API key for model provider {settings.name}: "
-        f"{where}models.providers.{settings.name}.apiKey",
-        provider=settings.name,
-    )
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
@@ -97,30 +89,20 @@ class _PartialCall:
         )
 
 
+def _make_client(api_key: str, base_url: str | None, max_retries: int) -> AsyncOpenAI:
+    import openai
+
+    # local servers (Ollama, vLLM) accept any key
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=max_retries)
+
+
 class OpenAIProvider:
     def __init__(self, settings: ProviderSettings, env: Mapping[str, str]) -> None:
         self.settings = settings
-        self._env = env
-        self._client: AsyncOpenAI | None = None
-
-    def _client_now(self) -> AsyncOpenAI:
-        if self._client is None:
-            import openai
-
-            key = self.settings.api_key(self._env)
-            if key is None and self.settings.base_url is None:
-                raise missing_key_error(self.settings)
-            self._client = openai.AsyncOpenAI(
-                api_key=key or "unused",  # local servers (Ollama, vLLM) accept any key
-                base_url=self.settings.base_url,
-                max_retries=self.settings.max_retries,
-            )
-        return self._client
+        self._client = SdkClient(settings, env, _make_client)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._client.aclose()
 
     async def stream(
         self,
@@ -132,7 +114,7 @@ class OpenAIProvider:
     ) -> AsyncIterator[StreamItem]:
         import openai
 
-        client = self._client_now()
+        client = self._client.get()
         payload: list[Any] = [{"role": "system", "content": system}] if system else []
         payload.extend(_message(message) for message in messages)
         extra: dict[str, Any] = {"tools": [_tool(spec) for spec in tools]} if tools else {}
