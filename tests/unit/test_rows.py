@@ -64,3 +64,18 @@ def test_cached_encoding_follows_entry_changes(catalog: SessionCatalog) -> None:
     assert labels()[MAIN] == "home"
     catalog.patch(MAIN, {"label": "away"})
     assert labels()[MAIN] == "away"
+
+
+def test_a_spawned_childs_title_names_its_task(catalog: SessionCatalog) -> None:
+    child = "agent:main:subagent:a"
+    message = (
+        "[Subagent Context] You are running as a subagent (depth 1/1). Results auto-announce "
+        "to your requester; do not busy-poll for status.\n\n[Subagent Task]: Review the\n  API"
+    )
+    content = [{"type": "text", "text": message}]
+    catalog.append(child, "message", {"role": "user", "content": content})
+    builder = RowBuilder(catalog.store, set[str]().__contains__, RowCache())
+    rows = builder.build(catalog.page(limit=50).entries, RowOptions(derived_titles=True))
+    by_key = {row["key"]: row for row in rows}
+    assert by_key[child]["derivedTitle"] == "[Subagent Context] Review the API"
+    assert by_key[MAIN]["derivedTitle"] == "hi there"  # other first messages stay as they are

@@ -62,9 +62,31 @@ def _clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+_SUBAGENT_CONTEXT = "[Subagent Context]"
+_SUBAGENT_TASK = "[Subagent Task]:"
+
+
+def _message_title(text: str | None) -> str | None:
+    """A spawned child's first message opens with the same ``[Subagent Context]`` paragraph for
+    every child; its title is that marker followed by the task, so siblings can be told apart
+    (clients strip the marker for display, subagent-ui.md §12)."""
+    if text is None or not text.startswith(_SUBAGENT_CONTEXT):
+        return text
+    index = text.find(_SUBAGENT_TASK)
+    if index < 0:
+        return text
+    task = " ".join(text[index + len(_SUBAGENT_TASK) :].split())
+    return f"{_SUBAGENT_CONTEXT} {task}" if task else text
+
+
 def derived_title(entry: SessionEntry, first_user_text: str | None) -> str:
-    """displayName → subject → first user message → ``"<sessionId[:8]> (YYYY-MM-DD)"``."""
-    for candidate in (entry.display_name, entry.extra.get("subject"), first_user_text):
+    """displayName → subject → first user message (a child's: ``[Subagent Context] <task>``)
+    → ``"<sessionId[:8]> (YYYY-MM-DD)"``."""
+    for candidate in (
+        entry.display_name,
+        entry.extra.get("subject"),
+        _message_title(first_user_text),
+    ):
         if isinstance(candidate, str) and candidate.strip():
             return _clip(candidate, DERIVED_TITLE_MAX)
     day = dt.datetime.fromtimestamp(entry.created_at / 1000, tz=dt.UTC).strftime("%Y-%m-%d")

@@ -1,0 +1,330 @@
+"""The acp spawn runtime (``services.acp``): external ACP agents serving child sessions.
+
+An ACP child (``agent:<acpAgentId>:acp:<uuid>``, made by ``sessions_spawn runtime="acp"``, see
+:mod:`clawline.collab.spawn_acp`) is an ordinary clawline session whose runs are served by
+:class:`AcpRunner` instead of the model turn loop (:mod:`clawline.acp.runtime_route`). So the
+run manager does for it what it does for every session — the user message in the transcript,
+queueing, ``chat``/``agent`` events, the assistant message, the entry status, timeouts and
+aborts (``chat.abort``, ``tasks.cancel``, ``subagents kill``) — and the runner only drives the
+agent: one run = one ``session/prompt`` of the child's ACP session.
+
+Processes (:class:`~clawline.acp.runtime_process.AgentProcess`), one per live child:
+
+- ``oneshot`` (spawn ``mode: "run"``): started by the spawn, closed when its run ends;
+- ``persistent`` (``mode: "session"``): kept for follow-up messages (``chat.send`` to the child
+  prompts the same ACP session) until the session is deleted or the gateway stops.
+
+A run for a child without a live process (a follow-up to a finished oneshot child, or any
+child after a gateway restart) starts the agent again and reopens the child's ACP session with
+``session/load``; an agent without ``loadSession`` cannot continue it, and the run fails.
+
+An aborted or timed-out run sends ``session/cancel`` and waits up to :data:`CANCEL_WAIT_S` for
+the agent's answer; a persistent agent that does not answer in time is closed. Closing is
+:meth:`AgentProcess.close` (``session/close`` if supported, EOF, SIGTERM, SIGKILL, each after
+``acp.shutdownGraceSeconds``); the runtime tracks every close, and the run manager's shutdown
+awaits them all, so no process outlives the gateway.
+
+Run ends (:meth:`watch`): the spawn run of a tracked child ends its sub-agent run record through
+the subagent registry (record, task, inbox row for the requester — the durable announce), a
+``streamTo: "parent"`` child's run only its task (and its relay's last message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from acp.connection import StreamEvent, StreamObserver
+
+from clawline.acp.runtime_client import RuntimeClient
+from clawline.acp.runtime_process import AcpAgentError, AgentCommand, AgentProcess
+from clawline.acp.runtime_relay import ParentRelay
+from clawline.acp.runtime_route import acp_meta
+from clawline.acp.runtime_updates import TurnOutput
+from clawline.agents.run import Run, RunOutcome
+from clawline.agents.runner import RunContext, RunOutput
+from clawline.agents.settings_acp import ACP_DISPATCH_DISABLED, AcpAgentConfig, AcpConfig
+from clawline.collab.completion import Ending, ending_of, result_text
+from clawline.events import Event
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = [
+    "CANCEL_WAIT_S",
+    "STARTUP_TIMEOUT_S",
+    "AcpChild",
+    "AcpRunner",
+    "AcpRuntime",
+    "WatchedRun",
+    "WireObserver",
+]
+
+log = logging.getLogger("clawline.acp.runtime")
+
+STARTUP_TIMEOUT_S = 60.0
+"""Start, ``initialize`` and ``session/new``/``session/load`` together."""
+CANCEL_WAIT_S = 2.0
+WireObserver = Callable[[AgentProcess, StreamEvent], None]
+"""Sees every JSON-RPC message of every agent connection (wire logs, tests)."""
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "max_tokens": "length",
+    "max_turn_requests": "length",
+    "cancelled": "aborted",
+}
+
+
+@dataclass(slots=True)
+class AcpChild:
+    session_key: str
+    agent_id: str
+    mode: str
+    """``oneshot`` or ``persistent``."""
+    cwd: str
+    process: AgentProcess
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedRun:
+    run_id: str
+    task_id: str
+    tracked: bool
+    """A sub-agent run record exists (ended through the subagent registry)."""
+    relay: ParentRelay | None = None
+
+
+class AcpRuntime:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._children: dict[str, AcpChild] = {}
+        self._watched: dict[str, WatchedRun] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self.observers: list[WireObserver] = []
+        self.startup_timeout_s = STARTUP_TIMEOUT_S
+        self.cancel_wait_s = CANCEL_WAIT_S
+        self.runner = AcpRunner(self)
+        services.runs.on_run_end(self._run_ended)
+        services.runs.on_shutdown(self.shutdown)
+        services.bus.tap(self._on_event)
+
+    @property
+    def config(self) -> AcpConfig:
+        return self._services.runs.config.acp
+
+    def child(self, session_key: str) -> AcpChild | None:
+        """The live (or closing) process of a child, if any."""
+        return self._children.get(session_key)
+
+    def stderr_path(self, session_id: str) -> Path:
+        return self._services.settings.state_dir / "acp" / "logs" / f"{session_id}.stderr.log"
+
+    # --- processes -------------------------------------------------------------------------
+
+    async def open(
+        self,
+        *,
+        session_key: str,
+        session_id: str,
+        agent: AcpAgentConfig,
+        cwd: str,
+        mode: str,
+        resume_session_id: str | None = None,
+    ) -> AcpChild:
+        """Start the agent for a child and open (or load) its ACP session; raises
+        :class:`AcpAgentError` with the reason."""
+        if self._services.runs.closed:
+            raise AcpAgentError("the gateway is shutting down; no ACP agent is started")
+        config = self.config
+        process = AgentProcess(
+            AgentCommand(agent.id, agent.command, agent.env, self.stderr_path(session_id)),
+            RuntimeClient(config.permission_mode),
+            grace_s=config.shutdown_grace_s,
+        )
+        process.observers.extend(self._tap(process, observer) for observer in self.observers)
+        try:
+            await process.start(
+                cwd=cwd, resume_session_id=resume_session_id, timeout_s=self.startup_timeout_s
+            )
+        finally:
+            if process.closing:
+                self._track(process)
+        child = AcpChild(session_key, agent.id, mode, cwd, process)
+        previous = self._children.get(session_key)
+        if previous is not None:
+            self._close(previous)
+        self._children[session_key] = child
+        log.info("ACP agent %s started for %s (pid %s)", agent.id, session_key, process.pid)
+        return child
+
+    @staticmethod
+    def _tap(process: AgentProcess, observer: WireObserver) -> StreamObserver:
+        return lambda event: observer(process, event)
+
+    async def acquire(self, session_key: str) -> AcpChild:
+        """The child's live process, reopening its ACP session when there is none."""
+        child = self._children.get(session_key)
+        if child is not None and child.process.alive:
+            return child
+        if child is not None:
+            self._close(child)
+        services = self._services
+        entry = await services.call(services.catalog.get, session_key)
+        meta = acp_meta(entry)
+        if entry is None or meta is None:
+            raise AcpAgentError(f"{session_key} is not an ACP session of this gateway")
+        agent_id = str(meta["agent"])
+        agent = self.config.agents.get(agent_id)
+        if agent is None:
+            raise AcpAgentError(f'ACP agent "{agent_id}" is not configured')
+        acp_session = meta.get("acpSessionId")
+        if not isinstance(acp_session, str) or not acp_session:
+            raise AcpAgentError(f"ACP session {session_key} was never opened")
+        try:
+            return await self.open(
+                session_key=session_key,
+                session_id=entry.session_id,
+                agent=agent,
+                cwd=str(meta.get("cwd") or agent.cwd or services.settings.state_dir),
+                mode=str(meta.get("mode") or "persistent"),
+                resume_session_id=acp_session,
+            )
+        except AcpAgentError as error:
+            raise AcpAgentError(f"ACP session {session_key} cannot be reopened: {error}") from None
+
+    def release(self, child: AcpChild, *, broken: bool = False) -> None:
+        """After a run: a oneshot child's process (or a broken one) is closed."""
+        if child.mode == "oneshot" or broken or not child.process.alive:
+            self._close(child)
+
+    def close(self, session_key: str) -> asyncio.Task[None] | None:
+        """Stop the child's process (if any); the task ends when it is gone."""
+        child = self._children.get(session_key)
+        return None if child is None else self._close(child)
+
+    def _close(self, child: AcpChild) -> asyncio.Task[None]:
+        if self._children.get(child.session_key) is child:
+            del self._children[child.session_key]
+        return self._track(child.process)
+
+    def _track(self, process: AgentProcess) -> asyncio.Task[None]:
+        task = process.close()
+        if task not in self._closing and not task.done():
+            self._closing.add(task)
+            task.add_done_callback(self._closed)
+        return task
+
+    def _closed(self, task: asyncio.Task[None]) -> None:
+        self._closing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("ACP agent did not stop cleanly: %r", task.exception())
+
+    async def shutdown(self) -> None:
+        """Stop every agent process and wait until all are gone (gateway shutdown)."""
+        for child in list(self._children.values()):
+            self._close(child)
+        while self._closing:
+            await asyncio.wait(list(self._closing))
+
+    def _on_event(self, event: Event) -> None:
+        """A deleted child loses its process."""
+        if event.name != "sessions.changed" or event.payload.get("reason") != "delete":
+            return
+        key = event.payload.get("sessionKey")
+        if isinstance(key, str) and key in self._children:
+            self.close(key)
+
+    # --- run ends --------------------------------------------------------------------------
+
+    def watch(self, run: WatchedRun) -> None:
+        """Write the end of ``run`` (record or task, relay) when it ends."""
+        self._watched[run.run_id] = run
+
+    def unwatch(self, run_id: str) -> None:
+        self._watched.pop(run_id, None)
+
+    def relay_of(self, run_id: str) -> ParentRelay | None:
+        watched = self._watched.get(run_id)
+        return None if watched is None else watched.relay
+
+    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        watched = self._watched.pop(run.run_id, None)
+        return None if watched is None else self._end(watched, outcome)
+
+    async def _end(self, watched: WatchedRun, outcome: RunOutcome) -> None:
+        services = self._services
+        if watched.relay is not None:
+            try:
+                await watched.relay.finish(outcome.status, outcome.error)
+            except Exception:
+                log.exception("ACP relay of run %s not finished", watched.run_id)
+        ending = ending_of(outcome.status, outcome.error)
+        if watched.tracked:
+            if services.runs.closed and outcome.status == "killed":
+                return  # cut off by the shutdown: start-up recovery ends it as lost
+            await services.subagents.complete(
+                watched.run_id, ending, result=result_text(outcome.text), usage=outcome.usage
+            )
+            return
+        delivered = watched.relay is not None and watched.relay.delivered
+        try:
+            await services.call(self._finish_task_now, watched.task_id, ending, delivered)
+        except Exception as error:
+            log.warning("ACP task %s not ended: %s", watched.task_id, error)
+
+    def _finish_task_now(self, task_id: str, ending: Ending, delivered: bool) -> None:
+        registry = self._services.tasks
+        with self._services.store.transaction() as tx:
+            summary = ending.status_label if ending.task_status != "succeeded" else None
+            registry.finish(task_id, ending.task_status, summary=summary, error=ending.error, tx=tx)
+            registry.set_delivery(task_id, "delivered" if delivered else "failed", tx=tx)
+
+
+class AcpRunner:
+    """One run of an ACP child = one ``session/prompt`` (see the module docstring)."""
+
+    def __init__(self, runtime: AcpRuntime) -> None:
+        self._runtime = runtime
+
+    async def run(self, ctx: RunContext) -> RunOutput:
+        runtime = self._runtime
+        if not runtime.config.dispatch_enabled:
+            raise AcpAgentError(ACP_DISPATCH_DISABLED)
+        child = await runtime.acquire(ctx.session_key)
+        process = child.process
+        output = TurnOutput(ctx, runtime.relay_of(ctx.run_id))
+        broken = False
+        process.client.listen(output.push)
+        try:
+            prompt = process.prompt(ctx.message)
+            try:
+                stop_reason = await asyncio.shield(prompt)
+            except asyncio.CancelledError:
+                broken = not await _cancel_turn(process, prompt, runtime.cancel_wait_s)
+                raise
+            except AcpAgentError:
+                broken = not process.alive
+                raise
+            process.client.listen(None)
+            await output.finish()
+        finally:
+            process.client.listen(None)
+            await output.abandon()
+            runtime.release(child, broken=broken)
+        return RunOutput(stop_reason=_STOP_REASONS.get(stop_reason, stop_reason))
+
+
+async def _cancel_turn(process: AgentProcess, prompt: asyncio.Task[str], wait_s: float) -> bool:
+    """``session/cancel``, then wait for the prompt's answer; whether it came in time."""
+    await process.cancel()
+    done, _ = await asyncio.wait({prompt}, timeout=wait_s)
+    if not done:
+        prompt.cancel()
+    with contextlib.suppress(BaseException):
+        await prompt
+    return bool(done)

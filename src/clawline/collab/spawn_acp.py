@@ -1,0 +1,314 @@
+"""``sessions_spawn`` with ``runtime: "acp"``: an external ACP agent as a child session
+(collaboration.md §2.7, §2.8; the runtime is :mod:`clawline.acp.runtime`).
+
+Checks, first failure wins, each ``{status, error, errorCode}``:
+
+1. ``forbidden`` ``acp_disabled``: ``ACP is disabled by policy (`acp.enabled=false`).``, then
+   ``ACP dispatch is disabled by policy (`acp.dispatch.enabled=false`).``;
+2. ``error`` ``requester_session_required``: ``sessions_spawn streamTo="parent" requires an
+   active requester session context.`` (``streamTo: "parent"`` from a session that does not
+   exist);
+3. ``forbidden`` ``runtime_policy``: ``sessions_spawn sandbox="require" is unsupported for
+   runtime="acp" because ACP sessions run outside the sandbox. …`` (clawline has no sandboxed
+   sessions, so OpenClaw's sandboxed-requester text never applies);
+4. ``error`` ``thread_required``: ``mode="session" requires thread=true so the ACP session can
+   stay bound to a thread.``;
+5. ``error`` ``spawn_failed``: ``ACP runtime backend is not configured. Install and enable the
+   acpx runtime plugin.`` — no ``[acp.agents.<id>]`` at all (checked before the target, so that
+   a gateway without ACP agents answers this whatever the arguments);
+6. target = ``agentId``, else ``acp.defaultAgent`` (lower-cased): ``error``
+   ``target_agent_required`` ``ACP target agent is not configured. Pass `agentId` in
+   `sessions_spawn` or set `acp.defaultAgent` in config.``; ``forbidden`` ``agent_forbidden``
+   ``ACP agent "<id>" is not allowed by policy.`` (``acp.allowedAgents``); ``error``
+   ``spawn_failed`` ``ACP agent "<id>" is not configured. Add [acp.agents.<id>] with its
+   command.`` (clawline's text);
+7. ``thread: true``: the binding (:func:`clawline.collab.threads.prepare_acp_thread`,
+   ``thread_binding_invalid``);
+8. ``error`` ``cwd_resolution_failed``: ``ACP cwd "<cwd>" is not a directory.`` (the spawn's
+   ``cwd``, relative to the requester's workspace; else the agent's ``cwd``; else the
+   requester's workspace);
+9. ``error`` ``spawn_failed``: ``Failed to register ACP run: <msg>`` (the spawn transaction;
+   a label in use answers its own text); the agent's start, ``initialize``, ``session/new`` or
+   ``session/load`` failing answers its text (e.g. ``ACP agent does not support
+   session/load``, ``ACP process exited with code 1``) and deletes what step 9 wrote;
+10. ``error`` ``dispatch_failed``: the first run could not be queued.
+
+Accepted: ``{status: "accepted", childSessionKey, runId, mode, note?, streamLogPath?}``; notes:
+run mode → the push-based announce note (not for a cron requester, nor with ``streamTo``), with
+a thread → ``initial ACP task queued in isolated session; follow-ups continue in the bound
+thread.``; session mode → ``thread-bound ACP session stays active after this task; continue
+in-thread for follow-ups.``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+from clawline import keys
+from clawline.acp.runtime_relay import ParentRelay, stream_log_path
+from clawline.agents.settings_acp import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
+from clawline.agents.tools.base import ToolContext, ToolResult
+from clawline.agents.workspace import ensure_workspace
+from clawline.collab.spawn_acp_plan import (
+    AcpChildPlan,
+    ChildRefused,
+    create_child,
+    discard_child,
+)
+from clawline.collab.spawn_args import SpawnRequest
+from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
+from clawline.collab.threads import (
+    ThreadPlan,
+    ThreadRefusal,
+    prepare_acp_thread,
+    session_mode_error,
+)
+from clawline.errors import ClawlineError
+from clawline.types import JSON, JSONObject
+
+__all__ = [
+    "ACP_BACKEND_MISSING",
+    "ACP_DISABLED",
+    "ACP_RUN_THREAD_NOTE",
+    "ACP_SESSION_NOTE",
+    "ACP_TARGET_REQUIRED",
+    "spawn_acp",
+]
+
+ACP_STREAM_NEEDS_REQUESTER = (
+    'sessions_spawn streamTo="parent" requires an active requester session context.'
+)
+ACP_SANDBOX_REQUIRE = (
+    'sessions_spawn sandbox="require" is unsupported for runtime="acp" because ACP sessions '
+    'run outside the sandbox. Use runtime="subagent" or sandbox="inherit".'
+)
+ACP_BACKEND_MISSING = (
+    "ACP runtime backend is not configured. Install and enable the acpx runtime plugin."
+)
+ACP_TARGET_REQUIRED = (
+    "ACP target agent is not configured. Pass `agentId` in `sessions_spawn` or set "
+    "`acp.defaultAgent` in config."
+)
+ACP_RUN_THREAD_NOTE = (
+    "initial ACP task queued in isolated session; follow-ups continue in the bound thread."
+)
+ACP_SESSION_NOTE = (
+    "thread-bound ACP session stays active after this task; continue in-thread for follow-ups."
+)
+
+
+def _refused(message: str, code: str, status: str = "error", **extra: JSON) -> ToolResult:
+    return ToolResult.error(message, status=status, errorCode=code, **extra)
+
+
+async def spawn_acp(ctx: ToolContext, request: SpawnRequest, run_note: str) -> ToolResult:
+    """Spawn an ACP child for ``ctx``'s session; ``run_note`` is the run-mode note."""
+    services = ctx.services
+    config = services.runs.config.acp
+    if not config.enabled:
+        return _refused(ACP_DISABLED, "acp_disabled", "forbidden")
+    if not config.dispatch_enabled:
+        return _refused(ACP_DISPATCH_DISABLED, "acp_disabled", "forbidden")
+    requester = services.catalog.canonical(ctx.session_key)
+    entry = await services.call(services.store.get, requester)
+    if request.stream_to == "parent" and entry is None:
+        return _refused(ACP_STREAM_NEEDS_REQUESTER, "requester_session_required")
+    if request.sandbox == "require":
+        return _refused(ACP_SANDBOX_REQUIRE, "runtime_policy", "forbidden")
+    if request.mode == "session" and not request.thread:
+        return _refused(session_mode_error("acp"), "thread_required")
+    if not config.configured:
+        return _refused(ACP_BACKEND_MISSING, "spawn_failed")
+    target = (request.agent_id or config.default_agent or "").strip().lower()
+    if not target:
+        return _refused(ACP_TARGET_REQUIRED, "target_agent_required")
+    if not config.allows(target):
+        return _refused(
+            f'ACP agent "{target}" is not allowed by policy.', "agent_forbidden", "forbidden"
+        )
+    agent = config.agents.get(target)
+    if agent is None:
+        return _refused(
+            f'ACP agent "{target}" is not configured. Add [acp.agents.{target}] with its command.',
+            "spawn_failed",
+        )
+    child_key = keys.acp_session_key(target, str(uuid.uuid4()))
+    thread: ThreadPlan | None = None
+    if request.thread:
+        prepared = await prepare_acp_thread(
+            services,
+            requester_session_key=requester,
+            child_session_key=child_key,
+            agent_id=target,
+            label=request.label,
+            requester_entry=entry,
+        )
+        if isinstance(prepared, ThreadRefusal):
+            return _refused(prepared.error, prepared.error_code or "thread_binding_invalid")
+        thread = prepared
+    workspace = await asyncio.to_thread(ensure_workspace, ctx.workspace)
+    cwd = await asyncio.to_thread(_resolve_cwd, request.cwd, agent, workspace)
+    if isinstance(cwd, str):
+        return _refused(cwd, "cwd_resolution_failed")
+    plan = AcpChildPlan.build(
+        request,
+        requester=requester,
+        requester_depth=(entry.spawn_depth if entry is not None else None) or 0,
+        child_key=child_key,
+        agent_id=target,
+        cwd=str(cwd),
+        workspace_dir=str(workspace),
+        default_timeout_s=ctx.services.runs.config.resolve_agent(
+            keys.agent_id_of(requester)
+        ).subagents.run_timeout_seconds,
+    )
+    return await _Start(ctx, plan, agent, thread, run_note).run()
+
+
+def _resolve_cwd(raw: str | None, agent: AcpAgentConfig, workspace: Path) -> Path | str:
+    """The agent's absolute working directory, or the refusal text."""
+    if raw is None:
+        chosen = agent.cwd or workspace
+    else:
+        given = Path(raw).expanduser()
+        chosen = given if given.is_absolute() else workspace / given
+    if not chosen.is_dir():
+        return f'ACP cwd "{raw if raw is not None else chosen}" is not a directory.'
+    return chosen.resolve()
+
+
+class _Start:
+    """Steps 9-10 and the accepted result."""
+
+    def __init__(
+        self,
+        ctx: ToolContext,
+        plan: AcpChildPlan,
+        agent: AcpAgentConfig,
+        thread: ThreadPlan | None,
+        run_note: str,
+    ) -> None:
+        self.services = ctx.services
+        self.requester_run_id = ctx.run_id
+        self.plan = plan
+        self.agent = agent
+        self.thread = thread
+        self.run_note = run_note
+        self.dispatched = False
+
+    async def run(self) -> ToolResult:
+        services, plan = self.services, self.plan
+        refusal = await spawning_refusal(
+            services,
+            requester=plan.requester,
+            requester_run_id=self.requester_run_id,
+            child_key=plan.child_key,
+            agent_id=plan.agent_id,
+            label=plan.label,
+            mode=plan.mode,
+            runtime="acp",
+            task=plan.task,
+        )
+        if refusal is not None:
+            return _refused(refusal, "spawn_failed")
+        try:
+            child = await create_child(services, plan, self.thread)
+        except ChildRefused as error:
+            return _refused(error.message, error.code)
+        try:
+            return await self._launch(child.session_id)
+        except BaseException:
+            # cancelled (the requester's run was aborted) or broken before the run was queued:
+            # nothing may stay behind
+            if not self.dispatched:
+                await asyncio.shield(self._undo())
+            raise
+
+    async def _launch(self, session_id: str) -> ToolResult:
+        from clawline.acp.runtime import WatchedRun  # loads the ACP SDK
+        from clawline.acp.runtime_process import AcpAgentError
+
+        services, plan = self.services, self.plan
+        runtime = services.acp
+        try:
+            opened = await runtime.open(
+                session_key=plan.child_key,
+                session_id=session_id,
+                agent=self.agent,
+                cwd=plan.cwd,
+                mode=plan.runtime_mode,
+                resume_session_id=plan.resume_session_id,
+            )
+        except AcpAgentError as error:
+            await self._undo()
+            return _refused(error.message, "spawn_failed")
+        await plan.record_session(services, opened.process.session_id)
+        relay: ParentRelay | None = None
+        if plan.stream_to_parent:
+            relay = ParentRelay(
+                services,
+                parent_key=plan.requester,
+                child_key=plan.child_key,
+                run_id=plan.run_id,
+                agent_id=plan.agent_id,
+                log_path=stream_log_path(services.settings.state_dir, session_id),
+            )
+        runtime.watch(WatchedRun(plan.run_id, plan.task_id, not plan.stream_to_parent, relay))
+        if relay is not None:
+            await relay.start()
+        # From here a cancelled caller leaves the run to finish: send() has no await before it
+        # reserves the run, and it shields the rest.
+        self.dispatched = True
+        try:
+            await services.runs.send(
+                session_key=plan.child_key,
+                message=plan.task,
+                idempotency_key=plan.run_id,
+                origin="agent",
+                lane="subagent",
+                timeout_ms=plan.run_timeout_seconds * 1000,
+            )
+        except ClawlineError as error:
+            await self._undo()
+            return _refused(error.message, "dispatch_failed")
+        await fire_spawned(
+            services,
+            requester=plan.requester,
+            child_key=plan.child_key,
+            run_id=plan.run_id,
+            agent_id=plan.agent_id,
+            label=plan.label,
+            mode=plan.mode,
+            runtime="acp",
+        )
+        return ToolResult(self._accepted(None if relay is None else str(relay.log_path)))
+
+    async def _undo(self) -> None:
+        """Stop the agent (if started) and delete what the spawn wrote."""
+        plan = self.plan
+        runtime = self.services.acp
+        runtime.unwatch(plan.run_id)
+        closing = runtime.close(plan.child_key)
+        await discard_child(self.services, plan)
+        if closing is not None:
+            await closing
+
+    def _accepted(self, log_path: str | None) -> JSONObject:
+        plan = self.plan
+        details: JSONObject = {
+            "status": "accepted",
+            "childSessionKey": plan.child_key,
+            "runId": plan.run_id,
+            "mode": plan.mode,
+        }
+        if plan.mode == "session":
+            details["note"] = ACP_SESSION_NOTE
+        elif self.thread is not None:
+            details["note"] = ACP_RUN_THREAD_NOTE
+        elif log_path is None and not keys.is_cron_key(plan.requester):
+            details["note"] = self.run_note
+        if log_path is not None:
+            details["streamLogPath"] = log_path
+        return details

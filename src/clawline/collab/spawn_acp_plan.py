@@ -1,0 +1,234 @@
+"""What an ACP spawn writes, in **one** transaction (collaboration.md §2.7, §10):
+
+- the child entry ``agent:<acpAgentId>:acp:<uuid>`` with its lineage — ``spawnedBy`` and
+  ``parentSessionKey`` (the requester), ``spawnDepth`` (requester depth + 1),
+  ``spawnedWorkspaceDir`` (the requester's workspace), ``spawnedCwd`` (the agent's working
+  directory) — its ``label``, its ``deliveryContext`` when thread-bound, and its ``acp``
+  metadata ``{agent, mode: "oneshot"|"persistent", cwd}`` (``acpSessionId`` is added once the
+  agent has opened its session);
+- the thread binding, when ``thread: true``;
+- a ``running`` task, runtime ``acp``, with the run id;
+- unless ``streamTo: "parent"``, a sub-agent run record (``runtime: "acp"``), so the run's end
+  is written like a sub-agent's: record, task and — for run mode, unless
+  ``expectsCompletionMessage: false`` — the requester's inbox row (the durable announce).
+  Session-mode children are not announced (their output belongs to their thread).
+
+A failed start deletes all of it again (:func:`discard_child`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.acp.runtime_route import ACP_META
+from clawline.channels.planning import bind_failed_text
+from clawline.collab.spawn_args import SpawnRequest
+from clawline.collab.threads import ThreadPlan, bind_thread
+from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.notify import SessionNotifier
+from clawline.store.records import SubagentRun
+from clawline.types import JSONObject
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = ["AcpChildPlan", "ChildRefused", "create_child", "discard_child"]
+
+log = logging.getLogger("clawline.collab")
+
+
+class ChildRefused(ClawlineError):
+    """The spawn transaction failed; ``code`` is the result's ``errorCode``."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class AcpChildPlan:
+    requester: str
+    child_key: str
+    run_id: str
+    task_id: str
+    agent_id: str
+    depth: int
+    task: str
+    label: str | None
+    mode: str
+    cleanup: str
+    cwd: str
+    workspace_dir: str
+    run_timeout_seconds: int
+    expects_completion_message: bool
+    stream_to_parent: bool
+    resume_session_id: str | None
+
+    @classmethod
+    def build(
+        cls,
+        request: SpawnRequest,
+        *,
+        requester: str,
+        requester_depth: int,
+        child_key: str,
+        agent_id: str,
+        cwd: str,
+        workspace_dir: str,
+        default_timeout_s: int,
+    ) -> AcpChildPlan:
+        timeout = request.run_timeout_seconds
+        return cls(
+            requester=requester,
+            child_key=child_key,
+            run_id=str(uuid.uuid4()),
+            task_id=str(uuid.uuid4()),
+            agent_id=agent_id,
+            depth=requester_depth + 1,
+            task=request.task,
+            label=request.label,
+            mode=request.mode,
+            cleanup=request.cleanup,
+            cwd=cwd,
+            workspace_dir=workspace_dir,
+            run_timeout_seconds=default_timeout_s if timeout is None else timeout,
+            expects_completion_message=request.expects_completion_message,
+            stream_to_parent=request.stream_to == "parent",
+            resume_session_id=request.resume_session_id,
+        )
+
+    @property
+    def runtime_mode(self) -> str:
+        """OpenClaw's ACP runtime mode: ``session`` → ``persistent``, ``run`` → ``oneshot``."""
+        return "persistent" if self.mode == "session" else "oneshot"
+
+    def meta(self, acp_session_id: str | None = None) -> JSONObject:
+        meta: JSONObject = {"agent": self.agent_id, "mode": self.runtime_mode, "cwd": self.cwd}
+        if acp_session_id is not None:
+            meta["acpSessionId"] = acp_session_id
+        return meta
+
+    def entry_changes(self, thread: ThreadPlan | None) -> JSONObject:
+        changes: JSONObject = {
+            "spawnedBy": self.requester,
+            "parentSessionKey": self.requester,
+            "spawnDepth": self.depth,
+            "spawnedWorkspaceDir": self.workspace_dir,
+            "spawnedCwd": self.cwd,
+            ACP_META: self.meta(),
+        }
+        if self.label is not None:
+            changes["label"] = self.label
+        if thread is not None:
+            changes["deliveryContext"] = thread.delivery_context()
+        return changes
+
+    def record(self, services: Services, now: int) -> SubagentRun:
+        return SubagentRun(
+            run_id=self.run_id,
+            child_session_key=self.child_key,
+            requester_session_key=self.requester,
+            requester_display_key=keys.display_key(self.requester, services.settings.main_key),
+            task=self.task,
+            created_at=now,
+            started_at=now,
+            cleanup=self.cleanup,
+            label=self.label,
+            workspace_dir=self.workspace_dir,
+            run_timeout_seconds=self.run_timeout_seconds,
+            spawn_mode=self.mode,
+            runtime="acp",
+            expects_completion_message=self.expects_completion_message and self.mode == "run",
+            task_id=self.task_id,
+        )
+
+    async def record_session(self, services: Services, acp_session_id: str | None) -> None:
+        """Remember the agent's session id (so a later run can ``session/load`` it)."""
+        if acp_session_id is None:
+            return
+        changes: JSONObject = {ACP_META: self.meta(acp_session_id)}
+        try:
+            await services.call(services.catalog.patch, self.child_key, changes, create=False)
+        except ClawlineError as error:
+            log.warning("ACP session id of %s not stored: %s", self.child_key, error)
+
+
+async def create_child(
+    services: Services, plan: AcpChildPlan, thread: ThreadPlan | None
+) -> SessionEntry:
+    """Write the child, binding, task and record; raises :class:`ChildRefused`."""
+    try:
+        entry = await services.call(_create_now, services, plan, thread)
+    except LabelInUse as error:
+        raise ChildRefused(error.message, "spawn_failed") from error
+    except Conflict as error:
+        if thread is None:
+            text = f"Failed to register ACP run: {error.message}"
+            raise ChildRefused(text, "spawn_failed") from error
+        raise ChildRefused(bind_failed_text(error.message), "thread_binding_invalid") from error
+    except ClawlineError as error:
+        raise ChildRefused(f"Failed to register ACP run: {error.message}", "spawn_failed") from None
+    try:
+        await SessionNotifier(services).changed(plan.child_key, reason="create")
+    except Exception as error:
+        log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
+    return entry
+
+
+def _create_now(services: Services, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
+    with services.catalog.transaction() as work:
+        tx = work.tx
+        entry = work.patch(plan.child_key, plan.entry_changes(thread)).after
+        assert entry is not None
+        now = services.clock.now_ms()
+        if thread is not None:
+            bind_thread(services.store, thread, plan.child_key, now, tx=tx)
+        services.tasks.create(
+            runtime="acp",
+            task=plan.task,
+            requester_session_key=plan.requester,
+            child_session_key=plan.child_key,
+            run_id=plan.run_id,
+            label=plan.label,
+            agent_id=plan.agent_id,
+            source_id=plan.run_id,
+            running=True,
+            task_id=plan.task_id,
+            tx=tx,
+        )
+        if not plan.stream_to_parent:
+            tx.runs.insert(plan.record(services, now))
+    return entry
+
+
+async def discard_child(services: Services, plan: AcpChildPlan) -> None:
+    """Delete a provisional child with its record, task and binding."""
+    try:
+        removed = await services.call(_discard_now, services, plan)
+    except Exception:
+        log.exception("provisional ACP child %s could not be deleted", plan.child_key)
+        return
+    if removed is not None:
+        try:
+            await SessionNotifier(services).changed(
+                plan.child_key, reason="delete", deleted=removed
+            )
+        except Exception as error:
+            log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
+
+
+def _discard_now(services: Services, plan: AcpChildPlan) -> SessionEntry | None:
+    with services.catalog.transaction() as work:
+        tx = work.tx
+        tx.runs.delete(plan.run_id)
+        tx.tasks.delete(plan.task_id)
+        tx.bindings.unbind_session(plan.child_key, services.clock.now_ms(), "spawn-failed")
+        try:
+            return work.delete(plan.child_key).before
+        except SessionNotFound:
+            return None
