@@ -21,10 +21,12 @@ from clawline.sessions.rows import RowCache
 from clawline.store import Store, open_store
 
 if TYPE_CHECKING:
+    from clawline.acp.runtime import AcpRuntime
     from clawline.agents.runs import RunManager
     from clawline.channels.registry import ChannelRegistry
     from clawline.collab.announce import Announcer
     from clawline.collab.subagents import SubagentRegistry
+    from clawline.plugins.manager import PluginManager
     from clawline.tasks.registry import TaskRegistry
 
 __all__ = ["Services"]
@@ -53,6 +55,8 @@ class Services:
         self._channels: ChannelRegistry | None = None
         self._subagents: SubagentRegistry | None = None
         self._announcer: Announcer | None = None
+        self._acp: AcpRuntime | None = None
+        self._plugins: PluginManager | None = None
 
     @classmethod
     def open(cls, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> Services:
@@ -68,12 +72,31 @@ class Services:
         return self._tasks
 
     @property
-    def channels(self) -> ChannelRegistry:
-        """Channel adapters (built-in: ``webchat``); tests may assign another registry."""
-        if self._channels is None:
-            from clawline.channels.registry import default_channel_registry
+    def plugins(self) -> PluginManager:
+        """The plugins (built-ins, entry points, ``[plugins]``), loaded on first use; tests
+        may assign a manager of their own before anything else is made."""
+        if self._plugins is None:
+            from clawline.plugins.manager import PluginManager
 
-            self._channels = default_channel_registry()
+            self.plugins = PluginManager.from_settings(self.settings)
+        assert self._plugins is not None
+        return self._plugins
+
+    @plugins.setter
+    def plugins(self, manager: PluginManager) -> None:
+        manager.services = self
+        self._plugins = manager
+
+    @property
+    def channels(self) -> ChannelRegistry:
+        """Channel adapters registered by the plugins (built-in: ``webchat``); tests may assign
+        another registry."""
+        if self._channels is None:
+            from clawline.channels.registry import ChannelRegistry
+
+            channels = ChannelRegistry()
+            self.plugins.register_channels(channels)
+            self._channels = channels
         return self._channels
 
     @channels.setter
@@ -99,11 +122,27 @@ class Services:
         return self._announcer
 
     @property
+    def acp(self) -> AcpRuntime:
+        """The acp spawn runtime: external ACP agent processes serving ``agent:<id>:acp:…``
+        children (created on first use; it loads the ACP SDK)."""
+        if self._acp is None:
+            from clawline.acp.runtime import AcpRuntime
+
+            self._acp = AcpRuntime(self)
+        return self._acp
+
+    @property
     def runs(self) -> RunManager:
         if self._runs is None:
+            from clawline.acp.runtime_route import AcpSessionRouter
             from clawline.agents.runs import RunManager
+            from clawline.keys import is_acp_key
+            from clawline.plugins.runs import observe_runs
 
             self._runs = RunManager(self)
+            observe_runs(self, self._runs)
+            router = AcpSessionRouter(self)
+            self._runs.route(is_acp_key, lambda: router)
         return self._runs
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

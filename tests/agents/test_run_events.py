@@ -20,6 +20,8 @@ def describe(event: Event) -> str:
         data = payload["data"]
         assert isinstance(data, dict)
         return f"agent:{payload['stream']}" + (f":{data['phase']}" if "phase" in data else "")
+    if event.name == "session.update":
+        return f"update:{payload['event']}"
     if event.name == "session.message":
         message = payload["message"]
         assert isinstance(message, dict)
@@ -34,8 +36,9 @@ async def test_one_run_publishes_its_events_in_order(
     ack = await services.runs.send(session_key="main", message="hi", idempotency_key="r")
     await ack.done
     sequence = [describe(event) for event in events]
-    deltas = [name for name in sequence if name in ("chat:delta", "agent:assistant")]
-    compact = [name for name in sequence if name not in ("chat:delta", "agent:assistant")]
+    streamed = ("chat:delta", "agent:assistant", "update:delta")
+    deltas = [name for name in sequence if name in streamed]
+    compact = [name for name in sequence if name not in streamed]
     assert compact == [
         "changed:create",
         "message:user",
@@ -45,10 +48,12 @@ async def test_one_run_publishes_its_events_in_order(
         "message:assistant",
         "changed:message",
         "chat:final",
+        "update:completed",
         "agent:lifecycle:end",
         "changed:end",
     ]
     assert deltas.count("agent:assistant") == 2  # "echo: "
+    assert deltas.count("update:delta") == 2
     assert "hi"
     assert deltas.count("chat:delta") == 1
     start = next(e.payload for e in events if describe(e) == "changed:start")

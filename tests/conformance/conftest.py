@@ -43,6 +43,7 @@ TABLES = (
     "subagent_runs",
     "announce_inbox",
     "thread_bindings",
+    "session_extension_index",
 )
 _DATA_TABLES = (
     "transcript_events",
@@ -53,6 +54,7 @@ _DATA_TABLES = (
     "subagent_runs",
     "announce_inbox",
     "thread_bindings",
+    "session_extension_index",
 )
 
 

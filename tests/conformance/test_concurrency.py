@@ -207,6 +207,7 @@ def test_first_open_from_many_threads(
     assert [row[0] for row in names] == [
         "create_announce_inbox",
         "create_meta",
+        "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",
         "create_tasks",

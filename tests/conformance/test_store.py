@@ -26,6 +26,7 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
     assert names == [
         "create_announce_inbox",
         "create_meta",
+        "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",
         "create_tasks",

@@ -30,6 +30,8 @@ def describe(frame: dict[str, Any]) -> str:
         return f"message:{payload['message']['role']}:{payload['messageSeq']}"
     if name == "sessions.changed":
         return f"changed:{payload.get('phase') or payload.get('reason')}"
+    if name == "session.update":
+        return f"update:{payload['event']}"
     return str(name)
 
 
@@ -45,7 +47,8 @@ async def test_ack_then_the_events_of_the_run_in_order(gw: RunningGateway) -> No
         assert ack == {"runId": "run-1", "status": "started"}
         await wait_event(client, "sessions.changed", run_end("run-1"))
         frames = client.frames[client.frames.index(client.events_named("sessions.changed")[0]) :]
-        order = [describe(f) for f in frames if describe(f) not in ("agent:assistant", "tick")]
+        streamed = ("agent:assistant", "update:delta", "tick")
+        order = [describe(f) for f in frames if describe(f) not in streamed]
         assert order == [
             "changed:create",
             "message:user:1",
@@ -57,6 +60,7 @@ async def test_ack_then_the_events_of_the_run_in_order(gw: RunningGateway) -> No
             "message:assistant:2",
             "changed:message",
             "chat:final",
+            "update:completed",
             "agent:lifecycle:end",
             "changed:end",
         ]

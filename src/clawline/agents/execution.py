@@ -62,9 +62,10 @@ class RunExecution:
         services: Services,
         notifier: SessionNotifier,
         *,
-        runner: Callable[[], Runner],
+        runner: Callable[[Run], Runner],
         on_ended: Callable[[Run, RunOutcome], None],
         concurrent: Callable[[Run], bool] = lambda run: False,
+        on_first_run: Callable[[Run], Awaitable[None]] | None = None,
     ) -> None:
         self._services = services
         self._notifier = notifier
@@ -73,6 +74,8 @@ class RunExecution:
         self._concurrent = concurrent
         """Whether another run of the run's session is running (a nested-lane run beside an
         ordinary one): then the entry's run status is left to the other run."""
+        self._on_first_run = on_first_run
+        """Awaited before the runner when the session had not run before (new or reset)."""
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
@@ -85,9 +88,10 @@ class RunExecution:
         )
         run.state = RunState.RUNNING
         run.started_at = clock.now_ms()
+        first = False
         try:
             if not self._concurrent(run):
-                await self._write_status(
+                first = await self._write_status(
                     run, status="running", startedAt=run.started_at, endedAt=None, runtimeMs=None
                 )
         except Exception as error:
@@ -100,6 +104,8 @@ class RunExecution:
                 )
             )
             stream.lifecycle("start", startedAt=run.started_at)
+            if first and self._on_first_run is not None:
+                await self._on_first_run(run)
             ending = await self._invoke(run, stream)
         await self._finish(run, stream, ending)
 
@@ -154,7 +160,7 @@ class RunExecution:
         )
 
     async def _invoke(self, run: Run, stream: RunStream) -> _Ending:
-        runner = self._runner()
+        runner = self._runner(run)
         task = asyncio.create_task(runner.run(self._context(run, stream)))
         stopper = asyncio.create_task(run.stop_requested.wait())
         try:
@@ -237,6 +243,7 @@ class RunExecution:
                 errorKind=kind,
                 stopReason=ending.stop_reason,
             )
+        stream.completed(ending.status)
         ended_at = self._services.clock.now_ms()
         started_at = run.started_at or ended_at
         if ending.status == "failed":
@@ -282,9 +289,11 @@ class RunExecution:
             usage=ending.usage,
         )
 
-    async def _write_status(self, run: Run, **changes: JSON) -> None:
+    async def _write_status(self, run: Run, **changes: JSON) -> bool:
+        """Patch the run's session; whether it had never run before (no ``startedAt``)."""
         catalog = self._services.catalog
-        await self._services.call(catalog.patch, run.session_key, changes, create=False)
+        change = await self._services.call(catalog.patch, run.session_key, changes, create=False)
+        return change.before is not None and change.before.started_at is None
 
     @staticmethod
     async def _guard(publishing: Awaitable[None]) -> None:

@@ -16,13 +16,19 @@
   :mod:`clawline.agents.lanes`).
 - :meth:`on_run_end` registers a hook called once per run when its end is written; a hook may
   return a coroutine, which runs as a task that :meth:`shutdown` waits for.
+- :meth:`on_first_run` registers a coroutine function awaited when the first run of a session
+  (new, or reset since) starts, before its runner (plugins' ``session_start``).
 - :meth:`abort` ends queued and running runs (``killed``); :meth:`shutdown` cancels the
   background tasks started with :meth:`spawn_background`, aborts everything and waits until
   every run's end is written (and its end hooks have finished).
 - :attr:`runner` produces replies (:class:`~clawline.agents.runner.Runner`); the default is the
   :class:`~clawline.agents.turn.AgentRunner` (model providers and tools; the ``offline`` model
-  unless configured otherwise). :attr:`config` is the parsed agent configuration,
-  :attr:`tools` the tool registry and :attr:`providers` the model provider registry.
+  unless configured otherwise). :meth:`route` serves sessions whose key matches a predicate
+  with another runner (``agent:<id>:acp:<uuid>`` children: the acp spawn runtime).
+  :attr:`config` is the parsed agent configuration, :attr:`tools` the tool registry and
+  :attr:`providers` the model provider registry.
+- :meth:`on_shutdown` registers a coroutine function that :meth:`shutdown` awaits once every
+  run has ended (e.g. stopping external agent processes).
 
 Runs live in memory: they survive neither a crash nor a restart (a graceful shutdown ends them
 as ``killed`` with their status written).
@@ -61,7 +67,7 @@ from clawline.agents.run import (
 )
 from clawline.agents.runner import Runner
 from clawline.agents.settings import AgentsConfig
-from clawline.agents.tools.registry import ToolRegistry, default_tool_registry
+from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.errors import InvalidField
 from clawline.sessions.notify import SessionNotifier
@@ -76,15 +82,23 @@ __all__ = ["IDEMPOTENCY_TTL_MS", "RunEndHook", "RunManager", "RunsClosed", "Send
 log = logging.getLogger("clawline.agents")
 
 RunEndHook: TypeAlias = Callable[[Run, RunOutcome], Awaitable[None] | None]
+RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
 
 
 class RunManager:
     def __init__(self, services: Services) -> None:
         self._services = services
         self.settings = AgentSettings.from_settings(services.settings)
-        self.config = AgentsConfig.from_settings(services.settings)
-        self.tools: ToolRegistry = default_tool_registry()
-        self.providers = ProviderRegistry(self.config, offline_delay_ms=self.settings.echo_delay_ms)
+        # Tools and providers come from the plugins (clawline's own through its built-in
+        # plugin); the config is parsed after, so a model may name a plugin's provider.
+        self.providers = ProviderRegistry(offline_delay_ms=self.settings.echo_delay_ms)
+        services.plugins.register_providers(self.providers)
+        self.config = AgentsConfig.from_settings(
+            services.settings, plugin_providers=self.providers.plugin_provider_names()
+        )
+        self.providers.configure(self.config)
+        self.tools = ToolRegistry()
+        services.plugins.register_tools(self.tools)
         self.runner: Runner = AgentRunner(
             services, config=self.config, providers=self.providers, tools=self.tools
         )
@@ -96,14 +110,18 @@ class RunManager:
         self._tasks: set[asyncio.Task[SendAck]] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._end_hooks: list[RunEndHook] = []
+        self._first_run_hooks: list[Callable[[Run], Awaitable[None]]] = []
+        self._routes: list[RunnerRoute] = []
+        self._shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
         self._hook_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self._execution = RunExecution(
             services,
             self._notifier,
-            runner=lambda: self.runner,
+            runner=lambda run: self.runner_for(run.session_key),
             on_ended=self._ended,
             concurrent=lambda run: self._lanes.running_besides(run),
+            on_first_run=self._first_run,
         )
         limits = {"subagent": self.config.defaults.subagents.max_concurrent}
         self._lanes = SessionLanes(self._execution.execute, self._execution.fail, limits)
@@ -125,6 +143,17 @@ class RunManager:
             for run in list(self._active.values())
             if run.active and (session_key is None or run.session_key == session_key)
         ]
+
+    def route(self, matches: Callable[[str], bool], runner: Callable[[], Runner]) -> None:
+        """Serve runs of sessions whose canonical key ``matches`` with ``runner()`` (looked up
+        when each run starts) instead of :attr:`runner`; the first matching route wins."""
+        self._routes.append((matches, runner))
+
+    def runner_for(self, session_key: str) -> Runner:
+        for matches, runner in self._routes:
+            if matches(session_key):
+                return runner()
+        return self.runner
 
     # --- send ----------------------------------------------------------------------------
 
@@ -290,6 +319,18 @@ class RunManager:
                 self._hook_tasks.add(task)
                 task.add_done_callback(self._hook_done)
 
+    def on_first_run(self, hook: Callable[[Run], Awaitable[None]]) -> None:
+        """Await ``hook(run)`` when a run starts on a session that has not run before (new,
+        or reset since), before its runner; a failing hook is logged."""
+        self._first_run_hooks.append(hook)
+
+    async def _first_run(self, run: Run) -> None:
+        for hook in list(self._first_run_hooks):
+            try:
+                await hook(run)
+            except Exception:
+                log.exception("first-run hook failed for %s", run.run_id)
+
     def on_run_end(self, hook: RunEndHook) -> None:
         """Call ``hook(run, outcome)`` once per run, on the loop, when its end is written (the
         session no longer counts the run as active). A returned awaitable runs as a task;
@@ -396,7 +437,16 @@ class RunManager:
             await asyncio.wait(workers)
         while self._hook_tasks:
             await asyncio.wait(list(self._hook_tasks))
+        for hook in list(self._shutdown_hooks):
+            try:
+                await hook()
+            except Exception:
+                log.exception("shutdown hook failed")
         await self.providers.aclose()
+
+    def on_shutdown(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook()`` at the end of :meth:`shutdown`, after every run has ended."""
+        self._shutdown_hooks.append(hook)
 
     # --- inject --------------------------------------------------------------------------
 

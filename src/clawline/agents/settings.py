@@ -22,6 +22,7 @@
     [tools.subagents.tools]      # allow = [], deny = []
     [session.agentToAgent]       # maxPingPongTurns = 5 (clamped 0..5)
     [session.threadBindings]     # + channels.<ch>[.accounts.<a>].threadBindings (settings_threads)
+    [acp]                        # the acp spawn runtime (settings_acp)
 
 A value outside its documented range is a :class:`~clawline.config.ConfigError` naming the key;
 unknown keys are ignored (OpenClaw configs carry many sections clawline does not use). The
@@ -31,13 +32,14 @@ parsing lives in :mod:`clawline.agents.settings_parse`.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from clawline import keys
 from clawline.agents.config import effective_timeout_ms
+from clawline.agents.settings_acp import AcpConfig
 from clawline.agents.settings_threads import ThreadBindingsConfig
 
 if TYPE_CHECKING:
@@ -192,17 +194,24 @@ class AgentsConfig:
     """``session.agentToAgent.maxPingPongTurns``, already clamped to 0..5."""
     thread_bindings: ThreadBindingsConfig = field(default_factory=ThreadBindingsConfig)
     """``session.threadBindings`` and ``channels.<ch>.threadBindings`` (resolve per account)."""
+    acp: AcpConfig = field(default_factory=AcpConfig)
+    """``[acp]``: the acp spawn runtime's policy and agent commands."""
 
     @classmethod
-    def from_raw(cls, raw: Mapping[str, object], state_dir: Path) -> AgentsConfig:
-        """Parse a whole config.toml mapping; raises ``ConfigError``."""
+    def from_raw(
+        cls, raw: Mapping[str, object], state_dir: Path, plugin_providers: Sequence[str] = ()
+    ) -> AgentsConfig:
+        """Parse a whole config.toml mapping; raises ``ConfigError``. Models may name the
+        built-in providers, those of ``[models.providers]`` and ``plugin_providers``."""
         from clawline.agents.settings_parse import parse_agents_config
 
-        return parse_agents_config(raw, state_dir)
+        return parse_agents_config(raw, state_dir, plugin_providers)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> AgentsConfig:
-        return cls.from_raw(settings.raw, settings.state_dir)
+    def from_settings(
+        cls, settings: Settings, *, plugin_providers: Sequence[str] = ()
+    ) -> AgentsConfig:
+        return cls.from_raw(settings.raw, settings.state_dir, plugin_providers)
 
     def agent_ids(self) -> list[str]:
         """The ids of ``[[agents.list]]`` in their order."""

@@ -7,7 +7,7 @@ to 5``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -27,6 +27,7 @@ from clawline.agents.settings import (
     ToolPolicy,
     Visibility,
 )
+from clawline.agents.settings_acp import parse_acp
 from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.config import ConfigError
 
@@ -264,19 +265,23 @@ def _ping_pong(raw: Mapping[str, Any]) -> int:
     return max(0, min(MAX_PING_PONG_TURNS, value))
 
 
-def parse_agents_config(raw: Mapping[str, Any], state_dir: Path) -> AgentsConfig:
+def parse_agents_config(
+    raw: Mapping[str, Any], state_dir: Path, plugin_providers: Sequence[str] = ()
+) -> AgentsConfig:
     agents = _table(raw.get("agents"), "agents")
     providers = _providers(raw)
-    defaults = _defaults(agents, state_dir, providers)
+    known: dict[str, object] = {**dict.fromkeys(plugin_providers), **providers}
+    defaults = _defaults(agents, state_dir, known)
     a2a, visibility, subagent_tools = _tools(raw)
     return AgentsConfig(
         state_dir=state_dir,
         defaults=defaults,
-        agents=_entries(agents, defaults, state_dir, providers),
+        agents=_entries(agents, defaults, state_dir, known),
         providers=providers,
         agent_to_agent=a2a,
         sessions_visibility=visibility,
         subagent_tools=subagent_tools,
         max_ping_pong_turns=_ping_pong(raw),
         thread_bindings=parse_thread_bindings(raw),
+        acp=parse_acp(raw),
     )

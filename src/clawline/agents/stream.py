@@ -8,6 +8,12 @@ Assistant text arrives in deltas. Every delta is an ``agent`` event (stream ``as
 to one per :data:`CHAT_DELTA_INTERVAL_MS` per run: the first delta goes out at once, later
 ones within the interval are folded into one trailing delta. Deltas are *drop-if-slow* (the
 final message carries everything); lifecycle and terminal events never are.
+
+``session.update`` (clawline's transcript push, docs/plugins.md) goes to the connections
+subscribed to the session (``sessions.messages.subscribe {key}``, or ``sessions.subscribe``):
+``{sessionId: <session key>, sessionKey, turnId: <run id>, runId, delta, event: "delta"}`` for
+every delta of assistant text (drop-if-slow, like ``chat`` deltas), then once ``event:
+"completed"`` (``delta: ""``, ``status``: the run's terminal status) when the run ends.
 """
 
 from __future__ import annotations
@@ -107,6 +113,7 @@ class RunStream:
             return
         self.text += delta
         self.agent("assistant", {"text": self.text, "delta": delta}, droppable=True)
+        self._session_update("delta", delta)
         now = asyncio.get_running_loop().time()
         if self._last_delta_at is None or now - self._last_delta_at >= self._interval:
             self._publish_delta()
@@ -121,6 +128,28 @@ class RunStream:
         self._last_delta_at = asyncio.get_running_loop().time()
         self._published_len = len(self.text)
         self.chat("delta", message=self.partial_message())
+
+    def completed(self, status: str) -> None:
+        """The run has ended with ``status`` (``done``, ``failed``, ``killed``, ``timeout``)."""
+        self._session_update("completed", "", status=status)
+
+    def _session_update(self, event: str, delta: str, **extra: JSON) -> None:
+        payload: JSONObject = {
+            "sessionId": self.session_key,
+            "sessionKey": self.session_key,
+            "turnId": self.run_id,
+            "runId": self.run_id,
+            "delta": delta,
+            "event": event,
+            **extra,
+        }
+        self._bus.publish(
+            "session.update",
+            payload,
+            audience=Audience.SESSION_STREAM,
+            session_key=self.session_key,
+            drop_if_slow=event == "delta",
+        )
 
     def close(self) -> None:
         """No more deltas (a pending trailing delta is dropped: the terminal event follows)."""

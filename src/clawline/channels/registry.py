@@ -1,9 +1,10 @@
 """The channel adapter registry and the two channel hooks clawline runs itself.
 
-Until plugins get real hooks, the registry is the hook list: ``subagent_spawning`` runs the
-adapters' hooks (and any added with :meth:`ChannelRegistry.add_subagent_spawning_hook`) in
-registration order, first answer wins; ``subagent_ended`` tells every adapter and every added
-listener, and a failing listener is logged, never raised.
+Adapters are registered through the plugins' ``register_channels`` hook. The channel side of
+thread binding stays here: ``subagent_spawning`` runs the adapters' hooks (and any added with
+:meth:`ChannelRegistry.add_subagent_spawning_hook`) in registration order, first answer wins;
+``subagent_ended`` tells every adapter and every added listener, and a failing listener is
+logged, never raised.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data access protocol
 the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
-and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand). The JSON
+and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
+(the plugins a gateway would load). The JSON
 output format is documented in docs/cli.md.
 """
 
@@ -13,6 +14,7 @@ from clawline.cli.acp import acp
 from clawline.cli.app import cli
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
+from clawline.cli.plugins import plugins
 from clawline.cli.sessions import sessions
 from clawline.cli.tasks import tasks
 
@@ -24,6 +26,7 @@ cli.add_command(sessions)
 cli.add_command(gateway)
 cli.add_command(tasks)
 cli.add_command(acp)
+cli.add_command(plugins)
 
 
 def main() -> None:

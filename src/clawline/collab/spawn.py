@@ -5,11 +5,11 @@ Before the policy checks: a channel-delivery key is refused (``sessions_spawn do
 "<key>". …`` — OpenClaw throws it; here it is an error result with exactly that text), then the
 argument types (:mod:`clawline.collab.spawn_args`), then options of the other runtime.
 
-``runtime: "acp"`` — until clawline has an ACP backend — answers ``mode="session" requires
-thread=true so the ACP session can stay bound to a thread.`` (``errorCode: thread_required``) or
-``ACP runtime backend is not configured. Install and enable the acpx runtime plugin.``.
-OpenClaw's code for that refusal is ``ACP_BACKEND_MISSING``, which is not a spawn result code;
-clawline reports it as ``errorCode: spawn_failed`` (the runtime could not be initialised).
+``runtime: "acp"`` spawns an external ACP agent (:mod:`clawline.collab.spawn_acp`, its own
+checks and texts, §2.7). Without ``[acp.agents]`` it answers ``ACP runtime backend is not
+configured. Install and enable the acpx runtime plugin.``; OpenClaw's code for that refusal is
+``ACP_BACKEND_MISSING``, which is not a spawn result code, so clawline reports it as
+``errorCode: spawn_failed`` (the runtime could not be initialised).
 
 Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
 
@@ -32,6 +32,7 @@ Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
 9. ``thread: true``: the thread binding (:func:`clawline.collab.threads.prepare_subagent_thread`
    texts);
    then attachments (:mod:`clawline.collab.attachments`: disabled by default);
+   then the plugins' ``subagent_spawning`` hooks (``error``: the first refusal's text);
 10. ``error``: ``Failed to register subagent run: <msg>`` when the spawn transaction fails.
 
 Accepted: ``{status:"accepted", childSessionKey, runId, mode, note?, modelApplied?, warning?,
@@ -60,6 +61,7 @@ from clawline.collab.attachments import (
     write_attachments,
 )
 from clawline.collab.params import ArgumentError
+from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, spawn_acp
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
     SpawnRequest,
@@ -68,6 +70,7 @@ from clawline.collab.spawn_args import (
     runtime_refusal,
     tool_schema,
 )
+from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, max_children_text
 from clawline.collab.threads import (
@@ -98,10 +101,6 @@ RUN_MODE_NOTE = (
 SESSION_MODE_NOTE = (
     "thread-bound session stays active after this task; continue in-thread for follow-ups."
 )
-ACP_BACKEND_MISSING = (
-    "ACP runtime backend is not configured. Install and enable the acpx runtime plugin."
-)
-ACP_BACKEND_MISSING_CODE = "spawn_failed"
 SANDBOX_REQUIRE = (
     'sessions_spawn sandbox="require" needs a sandboxed target runtime. Pick a sandboxed '
     'agentId or use sandbox="inherit".'
@@ -151,9 +150,7 @@ class SessionsSpawnTool:
         if refusal is not None:
             return _refused(refusal)
         if request.runtime == "acp":
-            if request.mode == "session" and not request.thread:
-                return _refused(session_mode_error("acp"), errorCode="thread_required")
-            return _refused(ACP_BACKEND_MISSING, errorCode=ACP_BACKEND_MISSING_CODE)
+            return await spawn_acp(ctx, request, RUN_MODE_NOTE)
         return await _Spawn(ctx, request).run()
 
 
@@ -246,6 +243,19 @@ class _Spawn:
                 attachments = prepare_attachments(request.attachments, limits_raw)
             except AttachmentRefused as error:
                 return _refused(str(error))
+        refusal = await spawning_refusal(
+            services,
+            requester=requester,
+            requester_run_id=self.ctx.run_id,
+            child_key=plan.child_key,
+            agent_id=target,
+            label=plan.label,
+            mode=plan.mode,
+            runtime="subagent",
+            task=plan.task,
+        )
+        if refusal is not None:
+            return _refused(refusal)
         try:
             await services.subagents.create(
                 plan, max_children=limits.max_children_per_agent, thread=thread
@@ -305,6 +315,16 @@ class _Spawn:
                 rel_dir = attachments_rel_dir(plan.child_key)
                 await asyncio.to_thread(remove_attachments, workspace, rel_dir)
             return _refused(error.message, childSessionKey=plan.child_key, runId=plan.run_id)
+        await fire_spawned(
+            services,
+            requester=self.requester,
+            child_key=plan.child_key,
+            run_id=plan.run_id,
+            agent_id=plan.target_agent_id,
+            label=plan.label,
+            mode=plan.mode,
+            runtime="subagent",
+        )
         details: JSONObject = {
             "status": "accepted",
             "childSessionKey": plan.child_key,

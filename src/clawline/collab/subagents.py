@@ -24,6 +24,8 @@ creation to their end (collaboration.md §2.5, §3).
   ``lost``, like any record still active.
 - :meth:`kill` and :meth:`steer` (the ``subagents`` tool) end records before they abort the
   runs, with ``suppressAnnounceReason`` ``killed`` / ``steer-restart``, so no announce follows.
+- The plugins' ``subagent_ended`` hook hears of every record this process ends (completion,
+  failure, timeout, kill; not a steer, whose child goes on), after the end is written.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from clawline import keys
 from clawline.agents.run import Run, RunOutcome
 from clawline.collab.completion import Ending, ending_of, result_text
 from clawline.collab.ending import end_record
+from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, SessionNotFound
@@ -279,7 +282,7 @@ class SubagentRegistry:
             if delay:
                 await asyncio.sleep(delay)
             try:
-                requester = await self._services.call(
+                ended, requester = await self._services.call(
                     self._complete_now, run_id, ending, result, usage, runtime_ms
                 )
             except ClawlineError as error:
@@ -287,6 +290,10 @@ class SubagentRegistry:
                 continue
             if requester is not None:
                 self._services.announcer.kick(requester)
+            if ended is not None:
+                await fire_subagent_ended(
+                    self._services, ended, ended_outcome(ending), ending.error
+                )
             parent = await self._services.call(self._requester_of, run_id)
             if parent is not None and parent in self._deferred:
                 await self._settle(parent)
@@ -300,12 +307,13 @@ class SubagentRegistry:
         result: str,
         usage: Mapping[str, JSON] | None,
         runtime_ms: int | None,
-    ) -> str | None:
+    ) -> tuple[SubagentRun | None, str | None]:
+        """The record ended (``None`` when it was not active) and the requester to kick."""
         services = self._services
         with services.catalog.transaction() as work:
             record = work.tx.runs.get(run_id)
             if record is None or not record.active:
-                return None
+                return None, None
             now = services.clock.now_ms()
             item = end_record(
                 services,
@@ -321,7 +329,7 @@ class SubagentRegistry:
                 ),
                 now=now,
             )
-        return None if item is None else item.requester_session_key
+        return record, None if item is None else item.requester_session_key
 
     def _requester_of(self, run_id: str) -> str | None:
         record = self._services.store.runs.get(run_id)
@@ -336,6 +344,8 @@ class SubagentRegistry:
         cascade = await services.call(self._cascade_now, [r.child_session_key for r in records])
         killed = await services.call(self._kill_now, cascade)
         await asyncio.gather(*(services.runs.abort(key) for key in cascade))
+        for record in killed:
+            await fire_subagent_ended(services, record, "killed", "killed")
         return killed
 
     def _cascade_now(self, children: Sequence[str]) -> list[str]:

@@ -16,6 +16,7 @@ from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
 from clawline.sessions.changes import apply_changes, check_event
 from clawline.sessions.entry import SessionEntry
+from clawline.sessions.extension_index import extension_index_rows
 from clawline.sessions.labels import label_in_use, normalize_label
 from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.base import (
@@ -218,6 +219,9 @@ class SessionCatalog:
             tx.open_transcript(entry.session_id, canonical, now)
         elif entry != current:
             tx.update(entry)
+        before_extensions = current.plugin_extensions if current is not None else {}
+        if entry.plugin_extensions != before_extensions:
+            tx.set_extension_index(canonical, extension_index_rows(entry.plugin_extensions))
         return Change(key=canonical, before=current, after=entry)
 
     @staticmethod
@@ -245,6 +249,8 @@ class SessionCatalog:
         if current is None:
             raise SessionNotFound(f"session not found: {canonical}")
         tx.delete(canonical)
+        if current.plugin_extensions:
+            tx.set_extension_index(canonical, ())
         if archive_transcript:
             tx.archive_transcript(current.session_id, "deleted", now)
         return Change(key=canonical, before=current, after=None)

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_LINEAGE_PATH_BYTES",
     "MAX_PAGE_SIZE",
     "PATH_SEP",
+    "ExtensionIndexRow",
     "Page",
     "Position",
     "SessionQuery",
@@ -123,6 +124,16 @@ _QUERY_FIELDS = tuple(field.name for field in fields(SessionQuery) if field.name
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
+class ExtensionIndexRow(NamedTuple):
+    """One row of the plugin-extension index: a top-level string field of an extension value
+    (which fields are indexed: :mod:`clawline.sessions.extension_index`)."""
+
+    plugin_id: str
+    namespace: str
+    field: str
+    value: str
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     entries: list[SessionEntry]
@@ -185,6 +196,11 @@ class StoreTransaction(abc.ABC):
     def append_event(
         self, session_id: str, ts: int, type: str, data: JSONObject
     ) -> TranscriptEvent: ...
+
+    @abc.abstractmethod
+    def set_extension_index(self, session_key: str, rows: Sequence[ExtensionIndexRow]) -> None:
+        """Replace the session's rows of the plugin-extension index with ``rows`` (none: the
+        session has no indexed extension fields, or was deleted)."""
 
 
 class Store(abc.ABC):
@@ -253,6 +269,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def child_keys(self, keys: Sequence[str]) -> dict[str, list[str]]:
         """For each key, the keys of its direct children in listing order (one query)."""
+
+    @abc.abstractmethod
+    def sessions_by_extension(
+        self, plugin_id: str, namespace: str, field: str, value: str
+    ) -> list[str]:
+        """Keys of the sessions whose extension ``pluginExtensions[plugin_id][namespace]`` has
+        the top-level string field ``field`` equal to ``value``, in key order (an index
+        lookup)."""
 
     # --- transcripts ---------------------------------------------------------------------
 

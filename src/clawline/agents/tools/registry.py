@@ -105,13 +105,3 @@ class ToolRegistry:
     def tools_for(self, agent: AgentConfig, entry: SessionEntry | None) -> list[Tool]:
         """The tools a session may use, in registration order."""
         return [tool for name, tool in self._tools.items() if tool_allowed(name, agent, entry)]
-
-
-def default_tool_registry() -> ToolRegistry:
-    """The built-in tools: the workspace file tools and the session tools of
-    :mod:`clawline.collab` (``sessions_send``, ``sessions_list``, ``sessions_history``,
-    ``sessions_yield``, ``sessions_spawn``, ``subagents``)."""
-    from clawline.agents.tools.files import file_tools
-    from clawline.collab import collab_tools, subagent_tools
-
-    return ToolRegistry([*file_tools(), *collab_tools(), *subagent_tools()])

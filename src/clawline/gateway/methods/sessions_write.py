@@ -23,6 +23,7 @@ from clawline.gateway.methods.sessions_common import (
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.sessions.catalog import Change, SessionCatalog
+from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON, JSONObject
 
 __all__ = ["PATCH_FIELDS", "methods"]
@@ -70,6 +71,16 @@ def _text(params: dict[str, Any], name: str) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     return value.strip()
+
+
+async def _session_ended(call: Call, before: SessionEntry, reason: str) -> None:
+    """The plugins' ``session_end`` (``reason``: ``deleted`` | ``reset``)."""
+    plugins = call.services.plugins
+    if not plugins.implements("session_end"):
+        return
+    event: JSONObject = {"sessionKey": before.key, "sessionId": before.session_id, "reason": reason}
+    ctx = plugins.context(session_key=before.key, agent_id=before.agent_id)
+    await plugins.session_end(event, ctx)
 
 
 async def _stop_runs(call: Call, key: str) -> None:
@@ -234,6 +245,8 @@ async def sessions_delete(call: Call) -> JSON:
     if change is None or change.before is None:
         return {"ok": True, "key": key, "deleted": False, "archived": []}
     await notifier(call).changed(key, reason="delete", deleted=change.before)
+    if hooks:
+        await _session_ended(call, change.before, "deleted")
     archived: list[JSON] = [change.before.session_id] if archive else []
     return {"ok": True, "key": key, "deleted": True, "archived": archived}
 
@@ -252,5 +265,7 @@ async def sessions_reset(call: Call) -> JSON:
     await _stop_runs(call, key)
     change = await services.call(services.catalog.reset, key)
     assert change.after is not None
+    assert change.before is not None
     await notifier(call).changed(key, reason=call.params.get("reason", "reset"))
+    await _session_ended(call, change.before, "reset")
     return {"ok": True, "key": key, "entry": change.after.to_json()}

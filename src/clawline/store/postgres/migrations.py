@@ -18,6 +18,7 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from clawline.errors import MigrationError
+from clawline.sessions.extension_index import extension_index_rows
 from clawline.store.postgres.collab_schema import (
     create_announce_inbox,
     create_subagent_runs,
@@ -135,6 +136,39 @@ def index_sessions_by_cwd(db: psycopg.Connection[TupleRow]) -> None:
     )
 
 
+def create_session_extension_index(db: psycopg.Connection[TupleRow]) -> None:
+    # The reverse lookup of plugin extensions, as in SQLite. Rows are bounded in size
+    # (clawline.sessions.extension_index) so they always fit the B-tree.
+    db.execute(
+        """
+        CREATE TABLE session_extension_index (
+            plugin_id TEXT COLLATE "C" NOT NULL,
+            namespace TEXT COLLATE "C" NOT NULL,
+            field TEXT COLLATE "C" NOT NULL,
+            value TEXT COLLATE "C" NOT NULL,
+            session_key TEXT COLLATE "C" NOT NULL
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX session_extensions_by_value"
+        " ON session_extension_index (plugin_id, namespace, field, value)"
+    )
+    db.execute(
+        "CREATE INDEX session_extensions_by_session ON session_extension_index (session_key)"
+    )
+    rows = db.execute(
+        "SELECT key, plugin_extensions FROM sessions WHERE plugin_extensions IS NOT NULL"
+    ).fetchall()
+    for key, stored in rows:
+        for row in extension_index_rows(stored or {}):
+            db.execute(
+                "INSERT INTO session_extension_index"
+                " (plugin_id, namespace, field, value, session_key) VALUES (%s, %s, %s, %s, %s)",
+                (*row, key),
+            )
+
+
 MIGRATIONS: list[Migration] = [
     create_meta,
     create_sessions,
@@ -144,6 +178,7 @@ MIGRATIONS: list[Migration] = [
     create_announce_inbox,
     create_thread_bindings,
     index_sessions_by_cwd,
+    create_session_extension_index,
 ]
 
 

@@ -32,6 +32,7 @@ from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store import redact_url
 from clawline.store._dialect import Dialect
+from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
 from clawline.store._rows import (
     COLUMNS,
     INSERT_COLUMNS,
@@ -48,6 +49,7 @@ from clawline.store._sql import (
     where_clause,
 )
 from clawline.store.base import (
+    ExtensionIndexRow,
     Page,
     Position,
     SessionQuery,
@@ -103,6 +105,7 @@ class _Transaction(StoreTransaction):
         self._lineage_lock = lineage_lock
         self._lineage_locked = False
         self._revision: int | None = None
+        self._dialect = dialect
         attach_writes(self, cursor, dialect)
 
     def _next_revision(self) -> int:
@@ -219,6 +222,13 @@ class _Transaction(StoreTransaction):
             (session_id, seq, ts, type, Jsonb(data)),
         )
         return TranscriptEvent(session_id=session_id, seq=seq, ts=ts, type=type, data=data)
+
+    def set_extension_index(self, session_key: str, rows: Sequence[ExtensionIndexRow]) -> None:
+        replace_session_rows(self._execute, self._dialect, session_key, rows)
+
+    def _execute(self, statement: str, params: Sequence[Any]) -> list[Any]:
+        self._cursor.execute(statement, params)
+        return self._cursor.fetchall() if self._cursor.description is not None else []
 
 
 class PostgresStore(Store):
@@ -437,6 +447,11 @@ class PostgresStore(Store):
         for parent, key in rows:
             found.setdefault(parent, []).append(key)
         return found
+
+    def sessions_by_extension(
+        self, plugin_id: str, namespace: str, field: str, value: str
+    ) -> list[str]:
+        return lookup_sessions(self._fetch, self._dialect, plugin_id, namespace, field, value)
 
     # --- transcripts ---------------------------------------------------------------------
 

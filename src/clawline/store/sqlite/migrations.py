@@ -6,11 +6,13 @@ same transaction as the row that records it in ``clawline_migrations``.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
 
 from clawline.errors import MigrationError
+from clawline.sessions.extension_index import extension_index_rows
 from clawline.store.sqlite.collab_schema import (
     create_announce_inbox,
     create_subagent_runs,
@@ -122,6 +124,39 @@ def index_sessions_by_cwd(db: sqlite3.Connection) -> None:
     )
 
 
+def create_session_extension_index(db: sqlite3.Connection) -> None:
+    # The reverse lookup of plugin extensions (clawline.sessions.extension_index): one index
+    # search by (plugin, namespace, field, value); rows of a session are replaced by its key.
+    db.execute(
+        """
+        CREATE TABLE session_extension_index (
+            plugin_id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            field TEXT NOT NULL,
+            value TEXT NOT NULL,
+            session_key TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX session_extensions_by_value"
+        " ON session_extension_index (plugin_id, namespace, field, value)"
+    )
+    db.execute(
+        "CREATE INDEX session_extensions_by_session ON session_extension_index (session_key)"
+    )
+    rows = db.execute(
+        "SELECT key, plugin_extensions FROM sessions WHERE plugin_extensions IS NOT NULL"
+    ).fetchall()
+    for key, stored in rows:
+        for row in extension_index_rows(json.loads(stored) or {}):
+            db.execute(
+                "INSERT INTO session_extension_index"
+                " (plugin_id, namespace, field, value, session_key) VALUES (?, ?, ?, ?, ?)",
+                (*row, key),
+            )
+
+
 MIGRATIONS: list[Migration] = [
     create_meta,
     create_sessions,
@@ -131,6 +166,7 @@ MIGRATIONS: list[Migration] = [
     create_announce_inbox,
     create_thread_bindings,
     index_sessions_by_cwd,
+    create_session_extension_index,
 ]
 
 

@@ -17,6 +17,7 @@ import orjson
 from clawline.errors import LabelInUse, StoreError, StoreUnavailable
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
 from clawline.store._rows import (
     COLUMNS,
     INSERT_COLUMNS,
@@ -33,6 +34,7 @@ from clawline.store._sql import (
     where_clause,
 )
 from clawline.store.base import (
+    ExtensionIndexRow,
     Page,
     Position,
     SessionQuery,
@@ -41,7 +43,7 @@ from clawline.store.base import (
     decode_path,
     encode_path,
 )
-from clawline.store.sqlite.collab import attach_reads, attach_writes
+from clawline.store.sqlite.collab import SQLITE, attach_reads, attach_writes
 from clawline.store.sqlite.migrations import migrate
 from clawline.types import JSONObject
 
@@ -185,6 +187,12 @@ class _Transaction(StoreTransaction):
             (session_id, seq, ts, type, json.dumps(data, separators=(",", ":"))),
         )
         return TranscriptEvent(session_id=session_id, seq=seq, ts=ts, type=type, data=data)
+
+    def set_extension_index(self, session_key: str, rows: Sequence[ExtensionIndexRow]) -> None:
+        replace_session_rows(self._execute, SQLITE, session_key, rows)
+
+    def _execute(self, statement: str, params: Sequence[Any]) -> list[Any]:
+        return self._db.execute(statement, params).fetchall()
 
 
 class SQLiteStore(Store):
@@ -382,6 +390,11 @@ class SQLiteStore(Store):
             for parent, key in rows:
                 found.setdefault(parent, []).append(key)
         return found
+
+    def sessions_by_extension(
+        self, plugin_id: str, namespace: str, field: str, value: str
+    ) -> list[str]:
+        return lookup_sessions(self._fetch, SQLITE, plugin_id, namespace, field, value)
 
     # --- transcripts ---------------------------------------------------------------------
 

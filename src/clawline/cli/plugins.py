@@ -1,0 +1,74 @@
+"""``clawline plugins``: the plugins a gateway started with these settings would load.
+
+The built-ins, the ``clawline`` entry points and ``[plugins] enabled`` of config.toml, each with
+its source and the hooks it implements, then the plugins that could not be loaded. Nothing
+else is touched: no store, no gateway. ``--format json`` prints
+``{"plugins": [{name, source, origin, hooks}], "failures": [{name, source, error}]}``.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from clawline.cli.app import CliState, CommandFailed, pass_state
+from clawline.cli.render import dump_json, make_console, printable
+from clawline.plugins.manager import PluginManager
+from clawline.types import JSONObject
+
+__all__ = ["PLUGIN_TABLE_COLUMNS", "plugins"]
+
+PLUGIN_TABLE_COLUMNS = ("NAME", "SOURCE", "ORIGIN", "HOOKS")
+
+
+def _json(manager: PluginManager) -> JSONObject:
+    return {
+        "plugins": [
+            {"name": p.name, "source": p.source, "origin": p.origin, "hooks": list(p.hooks)}
+            for p in manager.plugins()
+        ],
+        "failures": [
+            {"name": f.name, "source": f.source, "error": f.error} for f in manager.failures
+        ],
+    }
+
+
+def _table(manager: PluginManager) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in PLUGIN_TABLE_COLUMNS:
+        table.add_column(name, no_wrap=name != "HOOKS")
+    for plugin in manager.plugins():
+        table.add_row(
+            printable(plugin.name),
+            plugin.source,
+            printable(plugin.origin),
+            ", ".join(plugin.hooks) or "-",
+        )
+    return table
+
+
+@click.command("plugins")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+@pass_state
+def plugins(state: CliState, output_format: str) -> None:
+    """List the plugins: name, source (builtin, entry point, config) and hooks."""
+    manager = PluginManager.from_settings(state.settings)
+    if output_format == "json":
+        click.echo(dump_json(_json(manager)))
+    else:
+        console = make_console()
+        console.print(_table(manager))
+        for failure in manager.failures:
+            console.print(
+                f"not loaded: {printable(failure.name)} ({failure.source}): "
+                f"{printable(failure.error)}"
+            )
+    if manager.failures:
+        raise CommandFailed(f"{len(manager.failures)} plugin(s) could not be loaded")

@@ -1,0 +1,27 @@
+"""clawline plugins: pluggy hooks for gateway methods, tools, channels, providers and the
+session lifecycle (docs/plugins.md).
+
+A plugin is a module (or object) with functions marked ``@hookimpl``; every hook is specified
+in :mod:`clawline.plugins.hookspecs`. Plugins are installed through the entry-point group
+``clawline`` or listed in config.toml (``[plugins] enabled = ["module.path"]``); the
+:class:`PluginManager` (``services.plugins``) loads them and calls their hooks, each in
+isolation. Session extensions (``pluginExtensions``) are read and written with
+:mod:`clawline.plugins.extensions`.
+"""
+
+from __future__ import annotations
+
+from clawline.plugins.context import HookContext
+from clawline.plugins.extensions import find_sessions, read_extension, update_extension
+from clawline.plugins.hookspecs import hookimpl
+from clawline.plugins.manager import PluginInfo, PluginManager
+
+__all__ = [
+    "HookContext",
+    "PluginInfo",
+    "PluginManager",
+    "find_sessions",
+    "hookimpl",
+    "read_extension",
+    "update_extension",
+]

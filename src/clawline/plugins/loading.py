@@ -1,0 +1,179 @@
+"""Finding plugins: the built-ins, the ``clawline`` entry-point group, and ``[plugins]`` in
+config.toml.
+
+::
+
+    [plugins]
+    enabled = ["my_plugins.audit", "my_plugins.extra:plugin"]   # module, or module:object
+    disabled = ["noisy"]              # plugin names (entry-point names, module paths, PLUGIN_ID)
+    entry_points = true               # load the "clawline" entry-point group (default)
+    hook_timeout_seconds = 10         # how long an async hook may take (0 < t <= 600)
+
+    [plugins.entries."my-plugin".config]   # what ctx.config holds for plugin "my-plugin"
+    greeting = "hi"
+
+A plugin's name is its ``PLUGIN_ID`` attribute when it has one, else the entry point's name or
+the module path it was listed under. A plugin that cannot be imported is reported (logged, and
+listed by ``clawline plugins``); it never stops the others or the gateway. The built-ins
+cannot be disabled: the gateway's own methods, tools and channels come from them.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from clawline.config import ConfigError
+
+__all__ = [
+    "BUILTIN_MODULES",
+    "DEFAULT_HOOK_TIMEOUT_S",
+    "Candidate",
+    "LoadFailure",
+    "PluginSettings",
+    "discover",
+]
+
+log = logging.getLogger("clawline.plugins")
+
+ENTRY_POINT_GROUP = "clawline"
+BUILTIN_MODULES: tuple[str, ...] = ("clawline.plugins.builtins",)
+"""Modules loaded first, always (source ``builtin``)."""
+DEFAULT_HOOK_TIMEOUT_S = 10.0
+MAX_HOOK_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSettings:
+    enabled: tuple[str, ...] = ()
+    disabled: frozenset[str] = frozenset()
+    entry_points: bool = True
+    hook_timeout_s: float = DEFAULT_HOOK_TIMEOUT_S
+    configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> PluginSettings:
+        """``[plugins]`` of a parsed config.toml; raises :class:`ConfigError`."""
+        section = raw.get("plugins", {})
+        if not isinstance(section, Mapping):
+            raise ConfigError("config: [plugins] must be a table")
+        enabled = _names(section, "enabled")
+        disabled = _names(section, "disabled")
+        entry_points = section.get("entry_points", True)
+        if not isinstance(entry_points, bool):
+            raise ConfigError("config: plugins.entry_points must be true or false")
+        timeout = section.get("hook_timeout_seconds", DEFAULT_HOOK_TIMEOUT_S)
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout <= MAX_HOOK_TIMEOUT_S
+        ):
+            raise ConfigError(
+                f"config: plugins.hook_timeout_seconds must be a number above 0 and at most "
+                f"{MAX_HOOK_TIMEOUT_S:g}"
+            )
+        return cls(
+            enabled=tuple(dict.fromkeys(enabled)),
+            disabled=frozenset(disabled),
+            entry_points=entry_points,
+            hook_timeout_s=float(timeout),
+            configs=_configs(section),
+        )
+
+
+def _names(section: Mapping[str, Any], name: str) -> list[str]:
+    value = section.get(name, [])
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and item.strip() for item in value
+    ):
+        raise ConfigError(f"config: plugins.{name} must be a list of non-empty strings")
+    return [item.strip() for item in value]
+
+
+def _configs(section: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    entries = section.get("entries", {})
+    if not isinstance(entries, Mapping):
+        raise ConfigError("config: plugins.entries must be a table")
+    configs: dict[str, Mapping[str, Any]] = {}
+    for plugin_id, entry in entries.items():
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"config: plugins.entries.{plugin_id} must be a table")
+        config = entry.get("config", {})
+        if not isinstance(config, Mapping):
+            raise ConfigError(f"config: plugins.entries.{plugin_id}.config must be a table")
+        configs[plugin_id] = config
+    return configs
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A plugin object ready to register."""
+
+    name: str
+    source: str
+    """``builtin``, ``entry point`` or ``config``."""
+    origin: str
+    """The module path (``module:object``) it came from."""
+    plugin: object
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFailure:
+    name: str
+    source: str
+    error: str
+
+
+def _import(spec: str) -> object:
+    """``module`` or ``module:attribute``."""
+    module_name, _, attribute = spec.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attribute) if attribute else module
+
+
+def plugin_name(plugin: object, default: str) -> str:
+    declared = getattr(plugin, "PLUGIN_ID", None)
+    return declared if isinstance(declared, str) and declared.strip() else default
+
+
+EntryPoints = Callable[[], Iterable[metadata.EntryPoint]]
+
+
+def _group_entry_points() -> Iterable[metadata.EntryPoint]:
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def discover(
+    settings: PluginSettings, *, entry_points: EntryPoints = _group_entry_points
+) -> tuple[list[Candidate], list[LoadFailure]]:
+    """Import every plugin to load, built-ins first, then entry points, then config."""
+    found: list[Candidate] = []
+    failures: list[LoadFailure] = []
+
+    def add(spec: str, default_name: str, source: str, load: Callable[[], object]) -> None:
+        if default_name in settings.disabled and source != "builtin":
+            return
+        try:
+            plugin = load()
+        except Exception as error:
+            log.exception("plugin %s (%s) could not be loaded", default_name, source)
+            failures.append(LoadFailure(default_name, source, f"{type(error).__name__}: {error}"))
+            return
+        name = plugin_name(plugin, default_name)
+        if name in settings.disabled and source != "builtin":
+            return
+        found.append(Candidate(name, source, spec, plugin))
+
+    for module in BUILTIN_MODULES:
+        add(module, module, "builtin", functools.partial(_import, module))
+    if settings.entry_points:
+        for point in entry_points():
+            add(point.value, point.name, "entry point", point.load)
+    for spec in settings.enabled:
+        add(spec, spec, "config", functools.partial(_import, spec))
+    return found, failures

@@ -1,0 +1,208 @@
+"""The plugin's operations on a request's params: prepare, export, list, read, snapshot.
+
+Each takes the gateway's services and the (open) params and returns the result object or
+raises a :class:`~clawline.errors.ClawlineError` with the upstream plugin's exact message.
+Store work runs on the store thread (``services.call``), file work in a worker thread, so the
+event loop never waits on either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clawline.plugins.xworkmate.envelope import (
+    XWorkmateError,
+    optional_string,
+    record,
+    required_string,
+)
+from clawline.plugins.xworkmate.export import ExportOptions, expected_dir_status, export_artifacts
+from clawline.plugins.xworkmate.manifest import manifest_markdown
+from clawline.plugins.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
+from clawline.plugins.xworkmate.native import create_native_task, native_task_id
+from clawline.plugins.xworkmate.paths import make_directory
+from clawline.plugins.xworkmate.read import read_artifact
+from clawline.plugins.xworkmate.runs import record_run_started
+from clawline.plugins.xworkmate.scope import (
+    TaskScope,
+    expected_dirs_or_default,
+    normalize_expected_dirs,
+)
+from clawline.plugins.xworkmate.settings import XWorkmateSettings, plugin_settings
+from clawline.plugins.xworkmate.snapshot import collect_and_snapshot
+from clawline.plugins.xworkmate.workspace import resolve_root
+from clawline.types import JSONObject
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = [
+    "expected_dirs_for",
+    "export",
+    "list_artifacts",
+    "prepare",
+    "read",
+    "snapshot",
+    "target",
+]
+
+Params = Mapping[str, Any]
+
+
+def target(params: Params) -> TaskScope:
+    """The run a request is about: ``runId`` and ``openclawSessionKey`` are required, and a
+    supplied ``artifactScope`` must be that run's."""
+    run_id = required_string(params.get("runId"), "runId required")
+    session_key = required_string(params.get("openclawSessionKey"), "openclawSessionKey required")
+    scope = TaskScope(session_key, run_id)
+    scope.check_supplied(params.get("artifactScope"))
+    return scope
+
+
+async def expected_dirs_for(services: Services, params: Params, session_key: str) -> list[str]:
+    """The request's ``expectedArtifactDirs``, else those prepare recorded in the session's
+    mapping, else clawline's default list."""
+    if params.get("expectedArtifactDirs") is not None:
+        return normalize_expected_dirs(params.get("expectedArtifactDirs"))
+    mapping = await services.call(read_mapping, services, session_key)
+    if mapping is not None:
+        return list(mapping.expected_artifact_dirs)
+    return expected_dirs_or_default(None)
+
+
+def _root(
+    services: Services,
+    config: XWorkmateSettings,
+    scope: TaskScope,
+    params: Params,
+    root: Path | None,
+) -> Path:
+    if root is not None:
+        return root
+    return resolve_root(services, config, scope.session_key, params.get("workspaceDir"))
+
+
+async def export(
+    services: Services,
+    params: Params,
+    *,
+    include_content: bool = True,
+    root: Path | None = None,
+) -> JSONObject:
+    """``xworkmate.artifacts.export``; ``root`` is a trusted host workspace (the agent tool)."""
+    config = plugin_settings(services.settings)
+    scope = target(params)
+    workspace = _root(services, config, scope, params, root)
+    dirs = await expected_dirs_for(services, params, scope.session_key)
+    options = ExportOptions.from_params(params, config, dirs, include_content=include_content)
+    return await asyncio.to_thread(
+        export_artifacts, workspace, scope, options, config.signing_secret
+    )
+
+
+async def list_artifacts(
+    services: Services, params: Params, *, root: Path | None = None
+) -> JSONObject:
+    """``xworkmate.artifacts.list``: export without content, plus ``manifestMarkdown``."""
+    result = await export(services, {**params, "includeContent": False}, root=root)
+    result["manifestMarkdown"] = manifest_markdown(result)
+    return result
+
+
+async def read(services: Services, params: Params, *, root: Path | None = None) -> JSONObject:
+    """``xworkmate.artifacts.read``."""
+    config = plugin_settings(services.settings)
+    scope = target(params)
+    workspace = _root(services, config, scope, params, root)
+    dirs = await expected_dirs_for(services, params, scope.session_key)
+    max_inline = ExportOptions.from_params(params, config, dirs).max_inline_bytes
+    return await asyncio.to_thread(
+        lambda: read_artifact(
+            workspace,
+            scope,
+            params,
+            expected_dirs=dirs,
+            secret=config.signing_secret,
+            max_inline_bytes=max_inline,
+        )
+    )
+
+
+async def snapshot(services: Services, params: Params) -> JSONObject:
+    """``xworkmate.artifacts.collect-and-snapshot``."""
+    config = plugin_settings(services.settings)
+    scope = target(params)
+    workspace = _root(services, config, scope, params, None)
+    return await asyncio.to_thread(collect_and_snapshot, workspace, scope, params, config)
+
+
+def _metadata(params: Params) -> Params:
+    return record(params.get("xworkmate")) or record(params.get("xworkmateMetadata")) or params
+
+
+def _schema_version(value: object) -> None:
+    text = optional_string(value) if value is not None else "1"
+    try:
+        ok = float(text) == 1
+    except ValueError:
+        ok = False
+    if not ok:
+        raise XWorkmateError("schemaVersion must be 1")
+
+
+def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    directory = make_directory(root, scope.relative)
+    return {
+        "runId": scope.run_id,
+        "sessionKey": scope.session_key,
+        "remoteWorkingDirectory": str(root),
+        "remoteWorkspaceRefKind": "remotePath",
+        "artifactScope": scope.relative,
+        "scopeKind": "task",
+        "artifactDirectory": str(directory),
+        "relativeArtifactDirectory": scope.relative,
+        "warnings": [],
+        "expectedArtifactDirs": list(dirs),
+        "expectedArtifactDirStatus": expected_dir_status(root, dirs),
+    }
+
+
+async def prepare(services: Services, params: Params) -> JSONObject:
+    """``xworkmate.session.prepare``: checks everything first, then records the mapping
+    (fail closed), creates the scope directory, the native task and the recorded run."""
+    metadata = _metadata(params)
+    _schema_version(metadata.get("schemaVersion"))
+    app_key = required_string(metadata.get("appThreadKey"), "appThreadKey required")
+    dirs = expected_dirs_or_default(metadata.get("expectedArtifactDirs"))
+    session_key = required_string(
+        params.get("openclawSessionKey") or metadata.get("openclawSessionKey"),
+        "openclawSessionKey required",
+    )
+    run_id = required_string(params.get("runId"), "runId required")
+    scope = TaskScope(session_key, run_id)
+    scope.check_supplied(params.get("artifactScope"))
+    canonical = storage_key(services, session_key)  # refuses a malformed key before writing
+    config = plugin_settings(services.settings)
+    root = resolve_root(services, config, session_key, params.get("workspaceDir"))
+    mapping = await services.call(
+        lambda: upsert_mapping(
+            services,
+            app_thread_key=app_key,
+            openclaw_session_key=session_key,
+            expected_artifact_dirs=dirs,
+            source="bridge_prepare",
+            created_at=optional_string(metadata.get("createdAt")) or None,
+        )
+    )
+    result = await asyncio.to_thread(_prepare_dirs, root, scope, dirs)
+    await services.call(create_native_task, services, canonical, run_id, app_key)
+    await services.call(record_run_started, services, session_key, run_id)
+    result["mapping"] = mapping.to_json()
+    result["appThreadKey"] = app_key
+    result["openclawSessionKey"] = session_key
+    result["taskId"] = native_task_id(run_id)
+    return result

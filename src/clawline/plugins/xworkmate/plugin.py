@@ -1,0 +1,168 @@
+"""The plugin's hooks: its gateway methods and agent tool, and what it does when a session
+starts and when a run ends.
+
+- ``session_start``: for a session XWorkmate mapped, prepare the run's artifact scope and
+  refresh the mapping (source ``session_start`` when it is new). A session without a mapping
+  has no app thread to record, so nothing is done for it. Failures are logged
+  (``xworkmate session_start preparation failed: …``), never raised.
+- ``agent_end``: for a session with this plugin's data, record the run's end (§5) and
+  end its native task (``xworkmate-<runId>``): ``done`` → ``succeeded``, ``failed`` →
+  ``failed``, ``timeout`` → ``timed_out``, ``killed`` → ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clawline.errors import ClawlineError
+from clawline.plugins.context import HookContext
+from clawline.plugins.hookspecs import hookimpl
+from clawline.plugins.xworkmate.constants import PLUGIN_ID
+from clawline.plugins.xworkmate.envelope import optional_string
+from clawline.plugins.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
+from clawline.plugins.xworkmate.methods import register_methods
+from clawline.plugins.xworkmate.native import END_STATUSES, finish_native_task
+from clawline.plugins.xworkmate.paths import make_directory
+from clawline.plugins.xworkmate.runs import record_run_ended
+from clawline.plugins.xworkmate.scope import TaskScope
+from clawline.plugins.xworkmate.settings import plugin_settings
+from clawline.plugins.xworkmate.tool import ArtifactsTool
+from clawline.plugins.xworkmate.workspace import resolve_root
+
+if TYPE_CHECKING:
+    from clawline.agents.tools.registry import ToolRegistry
+    from clawline.gateway.registry import MethodRegistry
+    from clawline.services import Services
+
+__all__ = [
+    "agent_end",
+    "last_assistant_text",
+    "register_gateway_methods",
+    "register_tools",
+    "session_start",
+    "startup",
+]
+
+log = logging.getLogger("clawline.plugins.xworkmate")
+
+
+@hookimpl
+def register_gateway_methods(methods: MethodRegistry) -> None:
+    register_methods(methods)
+
+
+@hookimpl
+def register_tools(tools: ToolRegistry) -> None:
+    tools.register(ArtifactsTool())
+
+
+@hookimpl
+def startup(services: Services) -> None:
+    """Check ``[plugins.xworkmate]`` once at start-up, so a bad value is logged early."""
+    plugin_settings(services.settings)
+
+
+def _session_and_run(event: Mapping[str, Any], ctx: HookContext) -> tuple[str, str]:
+    session_key = optional_string(ctx.session_key) or optional_string(event.get("sessionKey"))
+    run_id = optional_string(event.get("runId")) or optional_string(ctx.run_id)
+    return session_key, run_id
+
+
+@hookimpl
+async def session_start(event: dict[str, Any], ctx: HookContext) -> None:
+    session_key, run_id = _session_and_run(event, ctx)
+    if not session_key or not run_id:
+        return
+    services = ctx.services
+    try:
+        mapping = await services.call(read_mapping, services, session_key)
+        if mapping is None:
+            return
+        key = mapping.openclaw_session_key
+        await services.call(
+            lambda: upsert_mapping(
+                services,
+                app_thread_key=mapping.app_thread_key,
+                openclaw_session_key=key,
+                expected_artifact_dirs=mapping.expected_artifact_dirs,
+                source="session_start",
+                create=False,
+            )
+        )
+        root = resolve_root(services, plugin_settings(services.settings), key, None)
+        scope = TaskScope(key, run_id)
+        await asyncio.to_thread(_make_scope, root, scope)
+    except (ClawlineError, OSError) as error:
+        log.warning("xworkmate session_start preparation failed: %s", error)
+
+
+def _make_scope(root: Path, scope: TaskScope) -> None:
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_directory(root, scope.relative)
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, Sequence):
+        return ""
+    parts = [
+        block["text"]
+        for block in content
+        if isinstance(block, Mapping)
+        and block.get("type") in ("text", "output_text")
+        and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(parts)
+
+
+def last_assistant_text(event: Mapping[str, Any]) -> str:
+    """The run's output: the last assistant message's text, else the event's ``output``."""
+    messages = event.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "assistant":
+                text = _text_of(message.get("content"))
+                if text:
+                    return text
+    output = event.get("output")
+    return output if isinstance(output, str) else ""
+
+
+def _is_xworkmate_session(services: Services, session_key: str) -> bool:
+    """Whether the session carries this plugin's data (prepare always writes its mapping to the
+    session its native task belongs to): one read per run end."""
+    entry = services.catalog.get(session_key)
+    return entry is not None and bool(entry.plugin_extensions.get(PLUGIN_ID))
+
+
+@hookimpl
+async def agent_end(event: dict[str, Any], ctx: HookContext) -> None:
+    session_key, run_id = _session_and_run(event, ctx)
+    if not session_key or not run_id:
+        return
+    services = ctx.services
+    success = event.get("success") is True
+    output = last_assistant_text(event)
+    error = event.get("error") if isinstance(event.get("error"), str) else None
+    status = END_STATUSES.get(str(event.get("status")), "succeeded" if success else "failed")
+    try:
+        if not await services.call(_is_xworkmate_session, services, session_key):
+            return
+        canonical = storage_key(services, session_key)
+
+        def record() -> None:
+            finish_native_task(
+                services, canonical, run_id, status=status, summary=output, error=error
+            )
+            record_run_ended(
+                services, session_key, run_id, success=success, output=output, error=error
+            )
+
+        await services.call(record)
+    except ClawlineError as error_:
+        log.warning("xworkmate agent_end recording failed for %s: %s", run_id, error_)

@@ -1,0 +1,67 @@
+"""Which directory a session's artifacts live under: the workspace root.
+
+The root is ``[plugins.xworkmate] workspaceDir`` when configured, else the workspace of the
+session's agent (``services.runs.config.resolve_agent(agentId).workspace``) — the directory the
+agent's file tools write into. A caller may name a ``workspaceDir`` of its own (the upstream
+plugin takes it from the request), but only one that lies inside that root once symlinks are
+resolved: a gateway client must not be able to point export or read at any other directory of
+the machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clawline import keys
+from clawline.errors import ClawlineError
+from clawline.plugins.xworkmate.envelope import XWorkmateError, optional_string
+from clawline.plugins.xworkmate.paths import is_within
+from clawline.plugins.xworkmate.settings import XWorkmateSettings
+
+if TYPE_CHECKING:
+    from clawline.services import Services
+
+__all__ = ["configured_root", "resolve_root"]
+
+NOT_ABSOLUTE = "workspaceDir must be an absolute path"
+OUTSIDE = "workspaceDir must stay inside the configured workspace"
+
+
+def _agent_id(services: Services, session_key: str) -> str:
+    try:
+        canonical = services.catalog.canonical(session_key)
+    except ClawlineError:
+        return services.settings.default_agent_id
+    return keys.agent_id_of(canonical, services.settings.default_agent_id)
+
+
+def configured_root(services: Services, config: XWorkmateSettings, session_key: str) -> Path:
+    """The configured ``workspaceDir``, else the session's agent workspace (may not exist)."""
+    if config.workspace_dir is not None:
+        return config.workspace_dir
+    return services.runs.config.resolve_agent(_agent_id(services, session_key)).workspace
+
+
+def resolve_root(
+    services: Services, config: XWorkmateSettings, session_key: str, requested: object
+) -> Path:
+    """The real path of the workspace root for ``session_key``: ``requested`` (a caller's
+    ``workspaceDir``) when it lies inside the configured root, else the configured root.
+
+    Refusals: ``workspaceDir must be an absolute path``,
+    ``workspaceDir must stay inside the configured workspace``."""
+    base = Path(os.path.realpath(configured_root(services, config, session_key)))
+    text = optional_string(requested)
+    if not text:
+        return base
+    if "\x00" in text:
+        raise XWorkmateError(OUTSIDE)
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        raise XWorkmateError(NOT_ABSOLUTE)
+    real = Path(os.path.realpath(path))
+    if not is_within(base, real):
+        raise XWorkmateError(OUTSIDE)
+    return real

@@ -1,0 +1,192 @@
+"""Registration: a plugin adds a gateway method, a tool, a channel and a provider, each used
+for real through a gateway; built-ins keep their names; config and entry-point loading."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clawline.config import ConfigError, Settings
+from clawline.gateway.handshake import READ
+from clawline.gateway.registry import Call, MethodRegistry
+from clawline.plugins import PluginManager, hookimpl
+from clawline.services import Services
+from clawline.store.records import ThreadBinding
+from clawline.types import JSON
+from tests.plugins import feature_plugin
+from tests.plugins.plugin_support import (
+    SAMPLES,
+    connected,
+    plugin_gateway,
+    plugin_settings,
+    run_to_end,
+)
+
+FEATURE = "tests.plugins.feature_plugin"
+AGENTS = {
+    "agents": {"list": [{"id": "feat", "model": "feature/loud"}]},
+}
+
+
+async def test_a_plugin_adds_a_method_a_tool_a_channel_and_a_provider(tmp_path: Path) -> None:
+    settings = plugin_settings(tmp_path / "state", FEATURE, raw=AGENTS)
+    async with plugin_gateway(settings) as gw, connected(gw) as client:
+        services = gw.services
+        [info] = [p for p in services.plugins.plugins() if p.name == "feature"]
+        assert (info.source, info.origin) == ("config", FEATURE)
+        assert info.hooks == (
+            "register_channels",
+            "register_gateway_methods",
+            "register_providers",
+            "register_tools",
+        )
+        hello = client.challenge  # the method is announced like a built-in one
+        assert hello["event"] == "connect.challenge"
+        assert "feature.echo" in gw.gateway.features()["methods"]  # type: ignore[operator]
+        echoed = await client.ok("feature.echo", {"text": "ping"})
+        assert echoed == {"echo": "ping", "sessions": "sqlite"}
+        refused = await client.call("feature.echo", {"text": 5})
+        assert refused["ok"] is False
+
+        # The agent "feat" runs on the plugin's provider, which calls the plugin's tool.
+        done = await run_to_end(client, "agent:feat:main", "make noise", "feat-1")
+        assert done["status"] == "ok"
+        history = await client.ok("chat.history", {"sessionKey": "agent:feat:main"})
+        messages = history["messages"]
+        assert messages[-1]["role"] == "assistant"
+        assert messages[-1]["content"] == [{"type": "text", "text": "loud says MAKE NOISE"}]
+        calls = [call for m in messages for call in m.get("toolCalls", [])]
+        assert [(c["name"], c["arguments"]) for c in calls] == [
+            ("feature_shout", {"text": "make noise"})
+        ]
+        tool_results = [m for m in messages if m["role"] in ("tool", "toolResult")]
+        assert "MAKE NOISE" in tool_results[0]["content"][0]["text"]
+
+        # The channel is the registry's adapter: unbinding a session bound on it tells it.
+        channel = feature_plugin.CHANNEL
+        channel.ended.clear()
+        assert services.channels.get("featurechat") is channel
+        child = "agent:main:subagent:00000000-0000-4000-8000-00000000feed"
+        await client.ok("sessions.create", {"key": child})
+        now = services.clock.now_ms()
+        binding = ThreadBinding(
+            channel="featurechat",
+            account_id="acct",
+            conversation_id="room",
+            session_key=child,
+            placement="child",
+            bound_at=now,
+            last_activity_at=now,
+        )
+
+        def bind() -> None:
+            with services.store.transaction() as tx:
+                tx.bindings.bind(binding)
+
+        await services.call(bind)
+        await client.ok("sessions.delete", {"key": child})
+        [ended] = channel.ended
+        assert (ended.target_session_key, ended.reason) == (child, "session-delete")
+
+
+def test_the_model_config_refuses_a_provider_no_plugin_registers(tmp_path: Path) -> None:
+    services = Services.open(plugin_settings(tmp_path / "state", raw=AGENTS))
+    try:
+        with pytest.raises(ConfigError, match='unknown provider "feature"'):
+            _ = services.runs
+    finally:
+        services.close()
+    services = Services.open(plugin_settings(tmp_path / "state", FEATURE, raw=AGENTS))
+    try:
+        provider, model = services.runs.providers.resolve("feature/loud")
+        assert (type(provider).__name__, model) == ("FeatureProvider", "loud")
+    finally:
+        services.close()
+
+
+class TakesBuiltinNames:
+    PLUGIN_ID = "greedy"
+
+    async def health(self, call: Call) -> JSON:
+        return {"mine": True}
+
+    @hookimpl
+    def register_gateway_methods(self, methods: MethodRegistry) -> None:
+        methods.add("greedy.ping", self.health, scope=READ)
+        methods.add("health", self.health, scope=None)
+
+
+def test_builtins_keep_their_names(caplog: pytest.LogCaptureFixture) -> None:
+    manager = PluginManager.from_settings(Settings(state_dir=Path("/nonexistent")))
+    assert manager.add(TakesBuiltinNames(), "greedy")
+    methods = MethodRegistry()
+    manager.register_gateway_methods(methods)
+    assert methods.get("health").handler.__module__ == "clawline.gateway.methods.system"
+    assert methods.get("greedy.ping").scope == READ
+    assert any(
+        "plugin greedy: register_gateway_methods failed" in r.getMessage() for r in caplog.records
+    )
+
+
+class Misnamed:
+    @hookimpl
+    def session_started(self, event: dict[str, Any]) -> None: ...
+
+
+class WrongArguments:
+    @hookimpl
+    def agent_end(self, event: dict[str, Any], context: object) -> None: ...
+
+
+def test_invalid_plugins_are_refused_and_recorded(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="clawline.plugins")
+    manager = PluginManager()
+    assert manager.add(Misnamed(), "misnamed") is False
+    assert manager.add(WrongArguments(), "wrong") is False
+    assert manager.add(Misnamed(), "clash") is False
+    assert [(f.name, f.source) for f in manager.failures] == [
+        ("misnamed", "api"),
+        ("wrong", "api"),
+        ("clash", "api"),
+    ]
+    assert "unknown hooks: session_started" in manager.failures[0].error
+    assert "context" in manager.failures[1].error
+    assert manager.plugins() == []
+    assert manager.add(feature_plugin, "feature") is True
+    assert manager.add(feature_plugin, "feature") is False
+    assert "already" in manager.failures[-1].error
+
+
+@pytest.mark.parametrize(
+    ("plugins", "message"),
+    [
+        ([], "[plugins] must be a table"),
+        ({"enabled": "x"}, "plugins.enabled must be a list of non-empty strings"),
+        ({"disabled": [""]}, "plugins.disabled must be a list of non-empty strings"),
+        ({"entry_points": "yes"}, "plugins.entry_points must be true or false"),
+        ({"hook_timeout_seconds": 0}, "plugins.hook_timeout_seconds must be a number above 0"),
+        ({"hook_timeout_seconds": True}, "plugins.hook_timeout_seconds must be a number"),
+        ({"entries": {"x": {"config": 3}}}, "plugins.entries.x.config must be a table"),
+    ],
+)
+def test_bad_plugin_config_is_refused(plugins: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        PluginManager.from_settings(Settings(state_dir=Path("/x"), raw={"plugins": plugins}))
+
+
+def test_disabled_plugins_are_not_loaded_but_builtins_always_are() -> None:
+    raw = {
+        "plugins": {
+            "enabled": [f"{SAMPLES}:recorder", FEATURE],
+            "disabled": ["recorder", "clawline.plugins.builtins", "clawline"],
+            "entry_points": False,
+        }
+    }
+    manager = PluginManager.from_settings(Settings(state_dir=Path("/x"), raw=raw))
+    assert [(p.name, p.source) for p in manager.plugins()] == [
+        ("clawline", "builtin"),
+        ("feature", "config"),
+    ]
