@@ -2,7 +2,7 @@
 
 - WebSocket at ``/`` and ``/ws`` (OpenClaw clients dial one or the other);
 - ``/health``, ``/healthz``, ``/readyz`` → ``{"ok":true,"status":"live"}``;
-- ``/`` over plain HTTP → the web UI.
+- ``/`` over plain HTTP → the web chat (``clawline.web``; static files under ``/static/``).
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
@@ -27,6 +27,7 @@ from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
 from clawline.services import Services
 from clawline.types import JSONObject
+from clawline.web.http import web_routes
 
 __all__ = ["EVENTS", "Gateway", "create_app"]
 
@@ -40,15 +41,9 @@ EVENTS: tuple[str, ...] = (
     "session.message",
     "chat",
     "agent",
+    "session.update",
 )
 """The events this gateway really emits, as listed in ``hello-ok.features.events``."""
-
-_PLACEHOLDER = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>clawline</title></head>
-<body><main><h1>clawline gateway</h1>
-<p>The web chat is not built yet. The WebSocket protocol is served on this port.</p>
-</main></body></html>
-"""
 
 
 class Gateway:
@@ -63,13 +58,27 @@ class Gateway:
         self.services = services
         self.settings = settings
         if methods is None:
-            from clawline.gateway.methods import builtin_methods
-
-            methods = builtin_methods()
+            methods = MethodRegistry()  # clawline's own come from its built-in plugin
+            services.plugins.register_gateway_methods(methods)
         self.methods = methods
         self.connections: dict[str, Connection] = {}
         self.started_at = services.clock.now_ms()
         self.ready = False
+        self.url: str | None = None
+        """``ws://host:port`` once serving (set by :func:`clawline.gateway.server.serve`)."""
+        self._on_shutdown: list[Callable[[], Awaitable[object]]] = []
+
+    def on_shutdown(self, callback: Callable[[], Awaitable[object]]) -> None:
+        """Await ``callback`` when the gateway stops (before runs are ended), newest first."""
+        self._on_shutdown.append(callback)
+
+    async def run_shutdown_callbacks(self) -> None:
+        while self._on_shutdown:
+            callback = self._on_shutdown.pop()
+            try:
+                await callback()
+            except Exception:
+                log.exception("a shutdown callback failed")
 
     def attach(self, connection: Connection) -> None:
         self.connections[connection.id] = connection
@@ -145,15 +154,14 @@ def create_app(gateway: Gateway) -> Starlette:
             return JSONResponse({"ok": False, "status": "starting"}, status_code=503)
         return JSONResponse({"ok": True, "status": "live"})
 
-    async def index(request: Request) -> HTMLResponse:
-        return HTMLResponse(_PLACEHOLDER)
-
     async def websocket(websocket: WebSocket) -> None:
         await Connection(websocket, gateway).serve()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        # Before serving: end what a crash left running, deliver pending completions.
+        # Before serving: plugins start, then end what a crash left running and deliver
+        # pending completions.
+        await gateway.services.plugins.startup(gateway.services)
         await gateway.services.announcer.start()
         ticker = asyncio.create_task(gateway.tick_loop())
         stop_sweeps = asyncio.Event()
@@ -169,13 +177,15 @@ def create_app(gateway: Gateway) -> Starlette:
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
+            await gateway.run_shutdown_callbacks()
             stop_sweeps.set()
             await binding_sweeper
             await gateway.services.runs.shutdown()
             await gateway.services.announcer.stop()
+            await gateway.services.plugins.shutdown(gateway.services)
 
     routes = [
-        Route("/", index),
+        *web_routes(),
         Route("/health", health),
         Route("/healthz", health),
         Route("/readyz", ready),

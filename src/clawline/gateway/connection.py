@@ -71,6 +71,11 @@ class Connection:
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
 
+    @property
+    def gateway(self) -> Gateway:
+        """The gateway this connection belongs to (for methods that need more than services)."""
+        return self._gateway
+
     # --- subscriber protocol -------------------------------------------------------------
 
     def wants(self, event: Event) -> bool:

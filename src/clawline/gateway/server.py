@@ -98,6 +98,7 @@ async def serve(
                 return
             await asyncio.sleep(0.005)
         _write_runtime_file(runtime_file, url)
+        gateway.url = url
         log.info("listening on %s", url)
         if on_ready is not None:
             on_ready(url)

@@ -8,9 +8,9 @@ __all__ = ["builtin_methods"]
 
 
 def builtin_methods() -> MethodRegistry:
-    from clawline.gateway.methods import agent, chat, sessions, system, tasks
+    from clawline.gateway.methods import agent, chat, sessions, system, tasks, web
 
     registry = MethodRegistry()
-    for module in (system, sessions, chat, agent, tasks):
+    for module in (system, sessions, chat, agent, tasks, web):
         registry.include(module.methods)
     return registry

@@ -1,0 +1,30 @@
+"""``web.family``: a session's family for the web chat, from ACP (docs/web.md).
+
+The answer is the family operation's result as-is (subagent-ui.md §6):
+``{success: true, current, children}`` or ``{success: false, current: null, children: [],
+error}``. A missing or non-``agent:`` key is the operation's own failure
+(``Invalid ACP session family payload``), answered without starting the ACP bridge.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from clawline.gateway.handshake import READ
+from clawline.gateway.params import P
+from clawline.gateway.registry import Call, MethodRegistry
+from clawline.keys import MAX_KEY_LENGTH
+from clawline.types import JSON, JSONObject
+from clawline.web.family import family_service
+
+__all__ = ["FAMILY", "methods"]
+
+methods = MethodRegistry()
+
+FAMILY = {"sessionKey": P.string(max_len=MAX_KEY_LENGTH)}
+
+
+@methods.method("web.family", scope=READ, schema=FAMILY)
+async def web_family(call: Call) -> JSON:
+    result = await family_service(call.connection.gateway).family(call.params.get("sessionKey"))
+    return cast(JSONObject, result)  # a TypedDict of JSON values

@@ -1,0 +1,112 @@
+"""``web.family`` over the wire: the family operation of clawline.acp.family, run through an
+ACP link to the gateway's own bridge subprocess (started on first use, stopped with the
+gateway)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from clawline.testing.gateway import RunningGateway
+from clawline.web.family import family_service
+from tests.gateway.wire import WireClient
+from tests.web.conftest import TOKEN
+
+ROOT, CHILD, GRANDCHILD = "agent:main:web", "agent:main:subagent:c1", "agent:main:subagent:g1"
+OTHER = "agent:main:acp:a1"
+
+
+@pytest.fixture
+async def client(web_gateway: RunningGateway) -> AsyncIterator[WireClient]:
+    opened = await WireClient.open(web_gateway.url, "/ws")
+    try:
+        assert (await opened.connect(token=TOKEN, scopes=["operator.read"]))["ok"] is True
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def seed(gateway: RunningGateway) -> None:
+    catalog = gateway.services.catalog
+
+    def write() -> None:
+        catalog.patch(ROOT, {"label": "Root"})
+        catalog.patch(CHILD, {"spawnedBy": ROOT, "spawnDepth": 1, "displayName": "Child"})
+        catalog.patch(GRANDCHILD, {"spawnedBy": CHILD, "spawnDepth": 2})
+        catalog.patch(OTHER, {"spawnedBy": ROOT})
+
+    await gateway.services.call(write)
+
+
+async def family(client: WireClient, params: dict[str, Any]) -> dict[str, Any]:
+    frame = await client.call("web.family", params)
+    assert frame["ok"] is True, frame
+    payload: dict[str, Any] = frame["payload"]
+    return payload
+
+
+async def test_family_from_acp(web_gateway: RunningGateway, client: WireClient) -> None:
+    await seed(web_gateway)
+    service = family_service(web_gateway.gateway)
+    assert not service.started
+    result = await family(client, {"sessionKey": ROOT})
+    assert result["success"] is True
+    assert result["current"]["sessionKey"] == ROOT
+    assert [(m["sessionKey"], m["title"], m["parentSessionKey"]) for m in result["children"]] == [
+        (CHILD, "Child", ROOT)
+    ]
+    nested = await family(client, {"sessionKey": CHILD})
+    assert nested["current"]["parentSessionKey"] == ROOT
+    assert [m["sessionKey"] for m in nested["children"]] == [GRANDCHILD]
+    assert len(service.processes) == 1  # one bridge, reused
+    unknown = await family(client, {"sessionKey": "agent:main:nobody"})
+    assert unknown == {"success": True, "current": None, "children": []}
+
+
+@pytest.mark.parametrize("params", [{}, {"sessionKey": "main"}, {"sessionKey": "agent:"}])
+async def test_an_invalid_payload_fails_without_a_bridge(
+    web_gateway: RunningGateway, client: WireClient, params: dict[str, Any]
+) -> None:
+    result = await family(client, params)
+    assert result == {
+        "success": False,
+        "current": None,
+        "children": [],
+        "error": "Invalid ACP session family payload",
+    }
+    assert not family_service(web_gateway.gateway).started
+
+
+async def test_params_are_closed_and_need_read(web_gateway: RunningGateway) -> None:
+    opened = await WireClient.open(web_gateway.url, "/ws")
+    try:
+        hello = await opened.connect(token=TOKEN, scopes=[])
+        assert "web.family" in hello["payload"]["features"]["methods"]
+        refused = await opened.call("web.family", {"sessionKey": ROOT})
+        assert refused["ok"] is False
+        assert refused["error"]["message"] == "missing scope: operator.read"
+    finally:
+        await opened.close()
+    assert not family_service(web_gateway.gateway).started
+
+
+async def test_unknown_params_are_refused(client: WireClient) -> None:
+    frame = await client.call("web.family", {"sessionKey": ROOT, "cwd": "/"})
+    assert frame["ok"] is False
+    assert frame["error"]["code"] == "INVALID_REQUEST"
+    assert "unknown key 'cwd'" in frame["error"]["message"]
+
+
+async def test_the_bridge_stops_with_the_gateway(
+    web_gateway: RunningGateway, client: WireClient
+) -> None:
+    service = family_service(web_gateway.gateway)
+    assert (await family(client, {"sessionKey": ROOT}))["success"] is True
+    (process,) = service.processes
+    await web_gateway.gateway.run_shutdown_callbacks()
+    assert process.returncode is not None
+    after = await family(client, {"sessionKey": ROOT})
+    assert after["success"] is False
+    assert after["error"] == "the gateway is stopping"
