@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
+from clawline import keys
 from clawline.acp.link import AcpAgentConnection, AcpClientError
 from clawline.acp.walk import MAX_FAMILY_PAGES, js_trim, walk_session_list
 
@@ -80,14 +81,7 @@ def parse_parent(row: Mapping[str, Any]) -> str | None:
 
 def is_native_subagent(session_id: str) -> bool:
     """``agent:<agentId>:subagent:<childId>``, exactly four parts, neither id empty."""
-    parts = session_id.split(":")
-    return (
-        len(parts) == 4
-        and parts[0] == "agent"
-        and parts[1] != ""
-        and parts[2] == "subagent"
-        and parts[3] != ""
-    )
+    return keys.is_native_subagent_key(session_id)
 
 
 def member_of(row: Mapping[str, Any]) -> Member:

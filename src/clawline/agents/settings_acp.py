@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 from clawline import keys
-from clawline.config import ConfigError
+from clawline.agents.settings_values import config_error as _fail
+from clawline.agents.settings_values import table as _table
 
 __all__ = [
     "ACP_DISABLED",
@@ -88,18 +89,6 @@ class AcpConfig:
 
 
 # --- parsing ---------------------------------------------------------------------------------
-
-
-def _fail(path: str, rule: str) -> ConfigError:
-    return ConfigError(f"config: {path} {rule}")
-
-
-def _table(value: object, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _fail(path, "must be a table")
-    return value
 
 
 def _flag(section: Mapping[str, Any], name: str, path: str) -> bool:

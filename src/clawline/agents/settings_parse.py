@@ -29,7 +29,8 @@ from clawline.agents.settings import (
 )
 from clawline.agents.settings_acp import parse_acp
 from clawline.agents.settings_threads import parse_thread_bindings
-from clawline.config import ConfigError
+from clawline.agents.settings_values import config_error as _fail
+from clawline.agents.settings_values import table as _table
 
 __all__ = ["parse_agents_config", "parse_model_ref"]
 
@@ -50,18 +51,6 @@ _SUBAGENT_INTS: dict[str, tuple[str, int, int]] = {
     "runTimeoutSeconds": ("run_timeout_seconds", 0, _NO_MAX),
     "archiveAfterMinutes": ("archive_after_minutes", 0, _NO_MAX),
 }
-
-
-def _fail(path: str, rule: str) -> ConfigError:
-    return ConfigError(f"config: {path} {rule}")
-
-
-def _table(value: object, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _fail(path, "must be a table")
-    return value
 
 
 def _int(section: Mapping[str, Any], name: str, path: str, low: int, high: int) -> int | None:
