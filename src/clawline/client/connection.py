@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -246,7 +247,7 @@ class GatewayClient:
         try:
             async for raw in ws:
                 try:
-                    frame = json.loads(raw)
+                    frame = orjson.loads(raw)
                 except ValueError:
                     log.warning("ignoring a frame that is not JSON from %s", self.url)
                     continue
