@@ -15,7 +15,6 @@ from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
 from clawline.types import JSON, JSONObject
-from clawline.web.family import family_service
 
 __all__ = ["FAMILY", "methods"]
 
@@ -26,5 +25,9 @@ FAMILY = {"sessionKey": P.string(max_len=MAX_KEY_LENGTH)}
 
 @methods.method("web.family", scope=READ, schema=FAMILY)
 async def web_family(call: Call) -> JSON:
+    # imported on first use: the family loader brings the ACP SDK (pydantic), which a gateway
+    # that never serves the web chat should not pay for at start-up
+    from clawline.web.family import family_service
+
     result = await family_service(call.connection.gateway).family(call.params.get("sessionKey"))
     return cast(JSONObject, result)  # a TypedDict of JSON values

@@ -2,9 +2,9 @@
 
 Run from the repository root::
 
-    .venv/bin/python bench/acp.py                         # 10,000 and 100,000 sessions
-    .venv/bin/python bench/acp.py --sizes 100000 --reuse /tmp/bench-acp   # keep / reuse builds
-    .venv/bin/python bench/acp.py --sizes 10000 --profile                 # cProfile both sides
+    .venv/bin/python bench/acp_list.py                         # 10,000 and 100,000 sessions
+    .venv/bin/python bench/acp_list.py --sizes 100000 --reuse /tmp/bench-acp   # keep / reuse builds
+    .venv/bin/python bench/acp_list.py --sizes 10000 --profile                 # cProfile both sides
 
 Each size gets a state directory whose SQLite store holds ``bench/store.py``'s data set (built
 through ``SessionCatalog.patch``, batched). ``python -m clawline --state-dir <dir> acp`` runs as
@@ -32,17 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-# Run as ``python bench/acp.py``, this file's folder comes first on sys.path and ``import acp``
-# would import this very file: look for modules from the repository root instead.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [str(_BENCH.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
+# Run as ``python bench/acp_list.py``: the repository root must be importable for ``bench.store``.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import acp  # noqa: E402
-from bench.store import build_plan, load  # noqa: E402
+import acp
+from bench.store import build_plan, load
 
-from clawline.config import Settings  # noqa: E402
-from clawline.store import open_store  # noqa: E402
-from clawline.store.base import SessionQuery  # noqa: E402
+from clawline.config import Settings
+from clawline.store import open_store
+from clawline.store.base import SessionQuery
 
 TARGETS_S = {10_000: 0.4, 100_000: 4.0}
 MAX_RATIO = 2.0
