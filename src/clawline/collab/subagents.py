@@ -294,7 +294,12 @@ class SubagentRegistry:
                 await fire_subagent_ended(
                     self._services, ended, ended_outcome(ending), ending.error
                 )
-            parent = await self._services.call(self._requester_of, run_id)
+            if ended is not None:
+                parent: str | None = ended.requester_session_key
+            elif self._deferred:  # ended elsewhere (a kill): whose child was it?
+                parent = await self._services.call(self._requester_of, run_id)
+            else:
+                parent = None
             if parent is not None and parent in self._deferred:
                 await self._settle(parent)
             return
