@@ -19,6 +19,8 @@ caller can do about the error, not by which module raised it::
     │   └── LabelInUse
     └── StoreError .................. the store could not do its job
         ├── StoreUnavailable
+        │   ├── StoreInUse
+        │   └── StoreLockLost
         └── MigrationError
 
 ``str(error)`` is the exact, user-facing message. Where OpenClaw has an exact error string for a
@@ -26,6 +28,11 @@ case, the message is that string, so clients written against OpenClaw keep worki
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clawline.store.instance_lock import InstanceHolder
 
 __all__ = [
     "ClawlineError",
@@ -44,6 +51,8 @@ __all__ = [
     "NotFound",
     "SessionNotFound",
     "StoreError",
+    "StoreInUse",
+    "StoreLockLost",
     "StoreUnavailable",
 ]
 
@@ -117,6 +126,19 @@ class StoreError(ClawlineError):
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached or opened."""
+
+
+class StoreInUse(StoreUnavailable):
+    """Another gateway holds the store's instance lock (:mod:`clawline.store.instance_lock`);
+    ``holder`` describes it when it could be read."""
+
+    def __init__(self, message: str, holder: InstanceHolder | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class StoreLockLost(StoreUnavailable):
+    """A running gateway lost the store's instance lock, so it stopped serving."""
 
 
 class MigrationError(StoreError):

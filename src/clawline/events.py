@@ -6,6 +6,13 @@ everything after the last number it saw and receive exactly the events it missed
 subscriptions select; if those are no longer retained, or the process restarted (a new
 ``boot_id``), it is told so and re-lists instead.
 
+The replay buffer keeps each event as its encoded wire frame plus the few fields subscribers
+route by (audience, session key), never the payload objects it was published with: a payload
+of nested dicts costs several times its JSON text, so a byte cap that counted the frame but kept
+the objects would hold far more memory than it says. The byte cap counts what an entry really
+keeps alive (:meth:`Event.retained_size`); a replayed event decodes its payload from the frame
+when someone asks for it.
+
 Delivery never blocks the publisher: each subscriber owns a bounded queue and decides itself
 what to drop when it falls behind (see :mod:`clawline.gateway.connection`).
 
@@ -16,10 +23,11 @@ from __future__ import annotations
 
 import enum
 import itertools
+import sys
 import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Protocol, cast
 
 import orjson
 
@@ -37,6 +45,8 @@ __all__ = [
 
 DEFAULT_RETAINED_EVENTS = 10_000
 DEFAULT_RETAINED_BYTES = 64 * 1024 * 1024
+_DEQUE_SLOT = 8
+"""The retained deque's pointer to an entry."""
 
 
 class EventsNotRetained(NotFound):
@@ -56,14 +66,17 @@ class Audience(enum.Enum):
 
 
 class Event:
-    """A published event. Its wire frame is encoded once and shared by every subscriber."""
+    """A published event. Its wire frame is encoded once and shared by every subscriber.
+
+    A retained copy (:meth:`retained`) holds only the frame and the routing fields; its
+    :attr:`payload` is decoded from the frame on each access."""
 
     __slots__ = (
         "_frame",
+        "_payload",
         "audience",
         "drop_if_slow",
         "name",
-        "payload",
         "seq",
         "session_key",
         "ts",
@@ -73,29 +86,65 @@ class Event:
         self,
         seq: int,
         name: str,
-        payload: Mapping[str, JSON],
+        payload: Mapping[str, JSON] | None,
         ts: int,
         *,
         audience: Audience,
         session_key: str | None,
         drop_if_slow: bool,
+        frame: str | None = None,
     ) -> None:
         self.seq = seq
         self.name = name
-        self.payload = payload
+        self._payload = payload
         self.ts = ts
         self.audience = audience
         self.session_key = session_key
         self.drop_if_slow = drop_if_slow
-        self._frame: str | None = None
+        self._frame = frame
+
+    @property
+    def payload(self) -> Mapping[str, JSON]:
+        if self._payload is not None:
+            return self._payload
+        decoded = orjson.loads(self.frame())["payload"]
+        return cast("Mapping[str, JSON]", decoded)
 
     def frame(self) -> str:
         """``{"type":"event","event":…,"payload":…,"seq":…}`` as JSON text."""
         if self._frame is None:
             self._frame = orjson.dumps(
-                {"type": "event", "event": self.name, "payload": self.payload, "seq": self.seq}
+                {"type": "event", "event": self.name, "payload": self._payload, "seq": self.seq}
             ).decode()
         return self._frame
+
+    def retained(self) -> Event:
+        """This event without its payload objects: what the replay buffer keeps."""
+        return Event(
+            self.seq,
+            self.name,
+            None,
+            self.ts,
+            audience=self.audience,
+            session_key=self.session_key,
+            drop_if_slow=self.drop_if_slow,
+            frame=self.frame(),
+        )
+
+    def retained_size(self) -> int:
+        """Bytes a retained copy keeps alive: itself, its frame, the numbers and the session
+        key it owns once the published event is gone, and its slot in the buffer. The event
+        name is not counted: names are string constants shared by every event."""
+        size = (
+            sys.getsizeof(self)
+            + sys.getsizeof(self.frame())
+            + sys.getsizeof(self.seq)
+            + sys.getsizeof(self.ts)
+            + _DEQUE_SLOT
+        )
+        if self.session_key is not None:
+            size += sys.getsizeof(self.session_key)
+        return size
 
     def __repr__(self) -> str:
         return f"Event(seq={self.seq}, name={self.name!r}, session_key={self.session_key!r})"
@@ -125,6 +174,7 @@ class EventBus:
         self._clock = clock
         self._seq = 0
         self._retained: deque[Event] = deque()
+        """Retained copies (:meth:`Event.retained`), oldest first."""
         self._retained_bytes = 0
         self._evicted_seq = 0
         """The highest sequence number discarded from retention (0: none yet)."""
@@ -140,6 +190,11 @@ class EventBus:
     @property
     def oldest_retained_seq(self) -> int | None:
         return self._retained[0].seq if self._retained else None
+
+    @property
+    def retained_bytes(self) -> int:
+        """What the replay buffer holds, as counted against its byte cap."""
+        return self._retained_bytes
 
     def tap(self, callback: Callable[[Event], None]) -> None:
         """Call ``callback`` for every published event (in-process observers, tests)."""
@@ -176,13 +231,14 @@ class EventBus:
         return event
 
     def _retain(self, event: Event) -> None:
-        self._retained.append(event)
-        self._retained_bytes += len(event.frame())
+        copy = event.retained()
+        self._retained.append(copy)
+        self._retained_bytes += copy.retained_size()
         while self._retained and (
             len(self._retained) > self._max_events or self._retained_bytes > self._max_bytes
         ):
             dropped = self._retained.popleft()
-            self._retained_bytes -= len(dropped.frame())
+            self._retained_bytes -= dropped.retained_size()
             self._evicted_seq = dropped.seq
 
     def attach(self, subscriber: Subscriber) -> None:

@@ -121,6 +121,7 @@ PAGES: dict[str, Callable[[int], Page]] = {
     "row_session_id_number": _one({"sessions": [{"sessionId": 7, "cwd": "/w"}]}),
     "row_no_cwd": _one({"sessions": [{"sessionId": MAIN}]}),
     "row_cwd_number": _one({"sessions": [{"sessionId": MAIN, "cwd": 1}]}),
+    "row_empty_cwd": _one({"sessions": [_MAIN_ROW, {"sessionId": SUB + "e", "cwd": ""}]}),
     "row_not_object": _one({"sessions": [_MAIN_ROW, [MAIN]]}),
     "sessions_not_array": _one({"sessions": {"0": _MAIN_ROW}}),
     "sessions_missing": _one({"nextCursor": None}),

@@ -121,6 +121,7 @@ async def test_bad_cursors(tmp_path: Path, scenario: str, calls: int) -> None:
         ("row_session_id_number", 1),
         ("row_no_cwd", 1),
         ("row_cwd_number", 1),
+        ("row_empty_cwd", 1),
         ("row_not_object", 1),
         ("sessions_not_array", 1),
         ("sessions_missing", 1),
@@ -263,16 +264,19 @@ async def test_no_side_effects_on_the_loaded_session(tmp_path: Path) -> None:
 async def test_invalid_payload_starts_no_agent(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="clawline.acp.family"):
+    with caplog.at_level(logging.INFO, logger="clawline.acp.family"):
         async with crafted_link(tmp_path, "family") as (link, traffic):
             result = await get_acp_session_family(link, {"sessionKey": "agent:"})
     assert result == failure(INVALID_PAYLOAD)
     assert traffic.entries() == []
     assert caplog.messages == [f"[acp-chat] getSessionFamily failed: {INVALID_PAYLOAD}"]
+    assert [record.levelno for record in caplog.records] == [logging.INFO]
 
 
 async def test_failures_are_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="clawline.acp.family"):
+    with caplog.at_level(logging.INFO, logger="clawline.acp.family"):
         result, _ = await family_of(tmp_path, "cursor_repeat")
     assert result == failure(INVALID_CURSOR)
     assert caplog.messages == [f"[acp-chat] getSessionFamily failed: {INVALID_CURSOR}"]
+    # the agent broke the protocol: a warning, one line, no traceback
+    assert [(r.levelno, r.exc_info) for r in caplog.records] == [(logging.WARNING, None)]

@@ -280,11 +280,32 @@ async def test_invalid_payload_touches_nothing(
     payload: object, caplog: pytest.LogCaptureFixture
 ) -> None:
     connection = RecordingConnection()
-    with caplog.at_level(logging.ERROR, logger="clawline.acp.family"):
+    with caplog.at_level(logging.INFO, logger="clawline.acp.family"):
         result = await get_acp_session_family(connection, payload)
     assert result == {"success": False, "current": None, "children": [], "error": INVALID_PAYLOAD}
     assert connection.calls == []
     assert caplog.messages == [f"[acp-chat] getSessionFamily failed: {INVALID_PAYLOAD}"]
+    assert [record.levelno for record in caplog.records] == [logging.INFO]  # the caller's mistake
+
+
+class BrokenConnection(RecordingConnection):
+    """A connection whose ``session/list`` answer makes the projection itself fail."""
+
+    async def request(self, method: str, params: Mapping[str, Any]) -> object:
+        raise ZeroDivisionError("a bug, not a refusal")
+
+
+async def test_a_bug_is_logged_as_an_error_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="clawline.acp.family"):
+        result = await get_session_family(BrokenConnection(), K)
+    assert result["success"] is False
+    assert result["error"] == "a bug, not a refusal"
+    [record] = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert record.exc_info[0] is ZeroDivisionError
 
 
 async def test_valid_payload_and_key_forms() -> None:

@@ -124,6 +124,7 @@ def test_agent_without_load_session_can_be_listed(tmp_path: Path) -> None:
         ("cursor_repeat", "Invalid ACP session/list cursor"),
         ("cursor_blank", "Invalid ACP session/list cursor"),
         ("row_cwd_number", "Invalid ACP session/list response"),
+        ("row_empty_cwd", "Invalid ACP session/list response"),
         ("list_false", "ACP agent does not support session/list"),
         ("list_error", "gateway said no"),
         ("exit_on_init", "ACP process exited with code 3"),

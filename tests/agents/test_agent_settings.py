@@ -226,6 +226,10 @@ BAD: list[tuple[dict[str, Any], str]] = [
         "config: agents.list[0].tools.deny must be a list of non-empty strings",
     ),
     ({"agents": {"list": [{"id": "a", "model": "x/y"}]}}, 'agents.list[0].model "x/y"'),
+    (
+        {"agents": {"list": [{"id": "a", "name": 7}]}},
+        "config: agents.list[0].name must be a string",
+    ),
     ({"models": {"providers": {"openai": 1}}}, "config: models.providers.openai must be a table"),
     (
         {"models": {"providers": {"local": {"baseUrl": "http://x"}}}},

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from clawline.agents.confined import ConfinedDir, PathSyntaxError
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.tools.files import (
@@ -19,7 +20,8 @@ from clawline.agents.tools.files import (
     ReadFileTool,
     WriteFileTool,
 )
-from clawline.agents.workspace import WorkspaceError, resolve_in_workspace, workspace_for
+from clawline.agents.workspace import workspace_for
+from clawline.config import Settings
 from clawline.services import Services
 from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
@@ -114,11 +116,15 @@ async def test_empty_and_root_paths_name_no_file(ctx: ToolContext) -> None:
 
 
 def test_resolve_keeps_symlinks_that_stay_inside(ws: Path) -> None:
-    assert resolve_in_workspace(ws, "sub_link/inner.txt") == ws / "sub" / "inner.txt"
-    assert resolve_in_workspace(ws, "", allow_root=True) == ws
-    assert resolve_in_workspace(ws, "a:b.txt") == ws / "a:b.txt"  # only drive letters are refused
-    with pytest.raises(WorkspaceError):
-        resolve_in_workspace(ws, "")
+    with ConfinedDir.open(ws, symlinks="within") as root:
+        handle, path = root.open_file("sub_link/inner.txt")
+        with handle:
+            assert (path, handle.read()) == ("sub/inner.txt", b"inner")
+        assert root.entries("")[0] == "."
+        assert root.replace("a:b.txt", b"x") == "a:b.txt"  # only drive letters are refused
+        with pytest.raises(PathSyntaxError):
+            root.open_file("")
+    assert (ws / "a:b.txt").read_bytes() == b"x"
 
 
 async def test_write_read_append_and_nested_directories(ctx: ToolContext, ws: Path) -> None:
@@ -257,3 +263,79 @@ async def test_the_workspace_is_created_on_first_use(services: Services, tmp_pat
     assert out["status"] == "ok"
     assert (fresh / "hello.txt").read_text() == "hi"
     assert fresh.stat().st_mode & 0o777 == 0o700
+
+
+async def test_hard_links_are_refused_by_every_file_tool(
+    ctx: ToolContext, ws: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "outside" / "secret.txt"
+    os.link(secret, ws / "hard.txt")
+    read = await call(ReadFileTool(), ctx, path="hard.txt")
+    write = await call(WriteFileTool(), ctx, path="hard.txt", content="pwned")
+    append = await call(WriteFileTool(), ctx, path="hard.txt", content="pwned", append=True)
+    for out in (read, write, append):
+        assert out == {"status": "error", "error": "file has more than one hard link: hard.txt"}
+    assert secret.read_text() == "top secret"
+    assert (ws / "hard.txt").stat().st_nlink == 2
+
+
+async def test_hard_links_are_allowed_when_configured(tmp_path: Path, ws: Path) -> None:
+    secret = tmp_path / "outside" / "secret.txt"
+    os.link(secret, ws / "hard.txt")
+    raw: dict[str, Any] = {"tools": {"fs": {"allowHardlinks": True}}}
+    services = Services.open(Settings(state_dir=tmp_path / "state", raw=raw))
+    try:
+        ctx = ToolContext(
+            services=services,
+            session_key="agent:main:main",
+            agent_id="main",
+            run_id="r",
+            workspace=ws,
+        )
+        read = await call(ReadFileTool(), ctx, path="hard.txt")
+        assert read["content"] == "top secret"
+        await call(WriteFileTool(), ctx, path="hard.txt", content="+", append=True)
+        assert secret.read_text() == "top secret+"  # an append writes in place, through the link
+        await call(WriteFileTool(), ctx, path="hard.txt", content="new")
+    finally:
+        await services.runs.shutdown()
+        services.close()
+    assert (ws / "hard.txt").read_text() == "new"  # a write replaces the name, not the file
+    assert secret.read_text() == "top secret+"
+
+
+async def test_a_link_out_deep_in_the_path_is_refused(ctx: ToolContext, ws: Path) -> None:
+    os.symlink("../../outside", ws / "sub" / "deep_out")
+    path = "sub/deep_out/secret.txt"
+    for out in (
+        await call(ReadFileTool(), ctx, path=path),
+        await call(WriteFileTool(), ctx, path=path, content="pwned"),
+        await call(ListFilesTool(), ctx, path="sub/deep_out"),
+    ):
+        assert out["error"].startswith("path resolves outside the workspace: sub/deep_out")
+    assert (ws.parent / "outside" / "secret.txt").read_text() == "top secret"
+
+
+async def test_empty_components_are_refused(ctx: ToolContext) -> None:
+    out = await call(ReadFileTool(), ctx, path="sub//inner.txt")
+    assert out["error"] == "path must not contain empty components: sub//inner.txt"
+
+
+async def test_a_workspace_swapped_for_a_symlink_after_the_turn_started_is_refused(
+    services: Services, tmp_path: Path
+) -> None:
+    shared = tmp_path / "agent" / "shared"
+    shared.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    ctx = ToolContext(
+        services=services,
+        session_key="agent:main:main",
+        agent_id="main",
+        run_id="r",
+        workspace=shared,
+    )
+    shared.rmdir()
+    shared.symlink_to(tmp_path / "elsewhere")
+    out = await call(WriteFileTool(), ctx, path="x.txt", content="x")
+    assert out["error"] == f"directory is reached through a symlink: {shared}"
+    assert list((tmp_path / "elsewhere").iterdir()) == []

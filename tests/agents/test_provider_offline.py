@@ -241,3 +241,60 @@ def test_tool_call_ids_are_unique_within_a_turn() -> None:
         assert call.id not in seen
         seen.add(call.id)
         messages = round_trip(messages, [ACCEPTED])
+
+
+# --- wave slots: stable ids, so a spawn redone after a crash finds its child ---------------------
+
+
+def wave_ids(messages: Sequence[ModelMessage]) -> list[str]:
+    return [call.id for call in plan_reply(SYSTEM, messages).calls]
+
+
+def test_wave_slots_are_named_after_the_wave_message_seq() -> None:
+    messages = [
+        ModelMessage("user", "earlier", seq=3),
+        ModelMessage("user", "spawn 3 x: go", seq=8),
+    ]
+    assert wave_ids(messages) == ["offline-wave-8-0"]
+    messages = round_trip(messages, [ACCEPTED])
+    assert wave_ids(messages) == ["offline-wave-8-1"]
+    # the identity does not move when older history is no longer read
+    assert wave_ids(messages[1:]) == ["offline-wave-8-1"]
+    messages = round_trip(round_trip(messages, [ACCEPTED]), [ACCEPTED])
+    assert plan_reply(SYSTEM, messages).calls == []  # three slots accepted: the wave is done
+
+
+def test_a_slot_cut_off_by_a_crash_is_asked_for_again_under_the_same_id() -> None:
+    messages = round_trip([ModelMessage("user", "spawn 3 x: go", seq=4)], [ACCEPTED])
+    cut = wave_ids(messages)
+    assert cut == ["offline-wave-4-1"]
+    # the crash: the call's result never reached the transcript, so the model is shown nothing
+    # of it (conversation.model_messages drops a call without a result)
+    messages = [*messages, ModelMessage("user", completion_event("go"), seq=9)]
+    assert wave_ids(messages) == cut  # the spawn answers the child it already made
+    messages = round_trip(messages, [ACCEPTED])
+    assert wave_ids(messages) == ["offline-wave-4-2"]
+
+
+def test_a_refused_slot_gets_a_new_id_but_an_interrupted_one_does_not() -> None:
+    messages = round_trip([ModelMessage("user", "spawn 2 x: go", seq=1)], [REFUSED])
+    messages = [*messages, ModelMessage("assistant", "x"), user(completion_event("t"))]
+    assert wave_ids(messages) == ["offline-wave-1-0-r1"]
+    plan = plan_reply(SYSTEM, messages)
+    stand_in = {"status": "error", "error": "sessions_spawn was interrupted: the run was stopped"}
+    interrupted = ModelMessage(
+        "tool",
+        json.dumps(stand_in),
+        tool_call_id=plan.calls[0].id,
+        name="sessions_spawn",
+        is_error=True,
+        interrupted=True,
+    )
+    messages = [
+        *messages,
+        ModelMessage("assistant", "", tool_calls=plan.calls),
+        interrupted,
+        ModelMessage("assistant", "aborted"),
+        user(completion_event("t")),
+    ]
+    assert wave_ids(messages) == ["offline-wave-1-0-r1"]

@@ -176,7 +176,7 @@ async def test_cached_outcomes_expire_after_the_ttl(faked: Services, clock: Fake
     assert [role for role, _ in texts(faked, MAIN)] == ["user", "assistant"] * 2
 
 
-async def test_cache_size_follows_the_module_constant(
+async def test_a_key_dropped_from_the_memory_front_is_replayed_from_the_store(
     services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(idempotency, "IDEMPOTENCY_MAX_ENTRIES", 2)
@@ -184,12 +184,16 @@ async def test_cache_size_follows_the_module_constant(
     try:
         for key in ("a", "b", "c"):
             await (await runs.send(session_key="main", message=key, idempotency_key=key)).done
-        assert (await runs.send(session_key="main", message="a", idempotency_key="a")).status == (
-            "started"
-        )
+        before = texts(services, MAIN)
+        replay = await runs.send(session_key="main", message="a", idempotency_key="a")
+        assert (replay.status, replay.run_id, replay.message_seq) == ("ok", "a", None)
+        assert replay.cached is not None
+        assert replay.cached["result"]["text"] == "echo: a"  # type: ignore[index,call-overload]
+        assert (await replay.done).text == "echo: a"
         assert (
             await runs.send(session_key="main", message="c", idempotency_key="c")
         ).status == "ok"
+        assert texts(services, MAIN) == before  # nothing ran again
     finally:
         await runs.shutdown()
 

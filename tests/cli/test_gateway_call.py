@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from clawline.client.identity import load_or_create_identity
+from clawline.gateway.scopes import READ
 from clawline.gateway.settings import GatewaySettings
+from clawline.store.sqlite import SQLiteStore
 from clawline.testing.gateway_thread import GatewayThread
+from clawline.testing.pairing import pair_device
 
 from .helpers import Cli
 
@@ -133,8 +137,16 @@ def test_calls_are_signed_with_the_state_dir_device_identity(
 ) -> None:
     settings = GatewaySettings(port=0, auth="token", token=TOKEN, require_device=True)
     with GatewayThread(tmp_path / "strict", gateway_settings=settings) as strict:
-        # a gateway that grants scopes only to device-signed connections
+        # a gateway that grants scopes only to paired devices
         args = ("events.replay", "--params", '{"afterSeq": 0}', "--url", strict.url)
+        unpaired = call(clawline, *args, "--token", TOKEN)
+        assert unpaired.exit_code == 1
+        assert unpaired.stderr == "error: INVALID_REQUEST missing scope: operator.read\n"
+        assert (state_dir / "identity" / "device.pem").is_file()
+        store = SQLiteStore(tmp_path / "strict" / "clawline.db")
+        try:
+            pair_device(store, load_or_create_identity(state_dir), (READ,))
+        finally:
+            store.close()
         result = call(clawline, *args, "--token", TOKEN)
         assert (result.exit_code, result.stderr) == (0, "")
-    assert (state_dir / "identity" / "device.pem").is_file()

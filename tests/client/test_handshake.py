@@ -13,6 +13,7 @@ from clawline.client import ConnectError, DeviceIdentity, GatewayClient, normali
 from clawline.client.handshake import ConnectOptions
 from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.pairing import pair_device
 from clawline.types import JSONObject
 
 from .conftest import TOKEN, Connect
@@ -152,17 +153,24 @@ async def test_a_silent_server_times_out_the_handshake() -> None:
     assert elapsed < 3
 
 
-async def test_require_device_clears_scopes_of_token_only_clients(tmp_path: Path) -> None:
+async def test_require_device_grants_scopes_to_paired_devices_only(tmp_path: Path) -> None:
     settings = GatewaySettings(port=0, auth="token", token=TOKEN, require_device=True)
     async with running_gateway(tmp_path / "state", gateway_settings=settings) as gw:
+        identity = DeviceIdentity.generate()
+        pair_device(gw.services.store, identity)
         bare = await GatewayClient.connect(gw.url, token=TOKEN)
-        signed = await GatewayClient.connect(gw.url, token=TOKEN, device=DeviceIdentity.generate())
+        signed = await GatewayClient.connect(gw.url, token=TOKEN, device=identity)
+        unpaired = await GatewayClient.connect(
+            gw.url, token=TOKEN, device=DeviceIdentity.generate()
+        )
         try:
             assert bare.scopes == ()
             assert signed.scopes == ("operator.admin", "operator.read", "operator.write")
+            assert unpaired.scopes == ()
         finally:
             await bare.close()
             await signed.close()
+            await unpaired.close()
 
 
 async def test_no_auth_gateway_accepts_a_client_without_token(tmp_path: Path) -> None:

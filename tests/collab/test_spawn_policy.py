@@ -32,6 +32,7 @@ from tests.collab.test_spawn_validation import (
     SANDBOX_REQUIRE,
     SESSION_NEEDS_THREAD,
     THINKING,
+    UNKNOWN_AGENT,
     forum_services,
     outcome,
     refused,
@@ -164,7 +165,9 @@ async def test_agent_not_allowed(
 
 
 async def test_allow_agents_patterns_and_self(make_services: MakeServices) -> None:
-    services = await make_services(limits(allowAgents=["rev*"]))
+    raw = limits(allowAgents=["rev*"])
+    raw["agents"]["list"] = [{"id": "reviewer"}]
+    services = await make_services(raw)
     await make_requester(services)
     gated(services)
     assert (await accepted(services, task="t", agentId="reviewer"))["childSessionKey"].startswith(
@@ -180,6 +183,21 @@ async def test_per_agent_allow_agents_replace_the_defaults(make_services: MakeSe
     await make_requester(services)
     result = await refused(services, task="t", agentId="reviewer")
     assert outcome(result) == ("forbidden", NOT_ALLOWED.format("critic"))
+
+
+@pytest.mark.parametrize("allow", [["*"], ["rev*"], ["reviewer"]])
+async def test_an_agent_nothing_defines_is_refused(
+    make_services: MakeServices, allow: list[str]
+) -> None:
+    """The allowlist admits ``reviewer`` but no agent is defined by that id (collaboration.md
+    §2.3): OpenClaw's registry refusal, listing the targets that do exist."""
+    raw = limits(allowAgents=allow)
+    raw["agents"]["list"] = [{"id": "critic"}]
+    services = await make_services(raw)
+    await make_requester(services)
+    result = await refused(services, task="t", agentId="Reviewer")
+    allowed = "main, critic" if allow == ["*"] else "main"
+    assert result == {"status": "forbidden", "error": UNKNOWN_AGENT.format("reviewer", allowed)}
 
 
 async def test_sandbox_require(main: Services) -> None:
@@ -269,6 +287,17 @@ async def test_order_require_agent_id_before_allow_agents_and_the_rest(
 async def test_order_allow_agents_before_sandbox(main: Services) -> None:
     result = await refused(main, task="t", agentId="reviewer", sandbox="require")
     assert outcome(result) == ("forbidden", NOT_ALLOWED.format("none"))
+
+
+async def test_order_allow_agents_before_registry_before_sandbox(
+    make_services: MakeServices,
+) -> None:
+    services = await make_services(limits(allowAgents=["critic"]))
+    await make_requester(services)
+    not_allowed = await refused(services, task="t", agentId="reviewer")
+    assert outcome(not_allowed) == ("forbidden", NOT_ALLOWED.format("critic"))
+    unknown = await refused(services, task="t", agentId="critic", sandbox="require")
+    assert outcome(unknown) == ("forbidden", UNKNOWN_AGENT.format("critic", "main"))
 
 
 async def test_order_sandbox_before_thinking(main: Services) -> None:

@@ -37,6 +37,7 @@ REQUIRE_AGENT_ID = (
     "Use agents_list to see allowed agent ids."
 )
 NOT_ALLOWED = "agentId is not allowed for sessions_spawn (allowed: {})"
+UNKNOWN_AGENT = 'agentId "{}" is not in the configured agent registry (allowed: {})'
 SANDBOX_REQUIRE = (
     'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
     'Pick a sandboxed agentId or use sandbox="inherit".'

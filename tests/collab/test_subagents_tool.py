@@ -251,6 +251,7 @@ async def test_targets_resolve_by_index_run_id_key_and_label(
 
 async def test_an_ambiguous_label(make_services: MakeServices) -> None:
     raw = limits(allowAgents=["*"])
+    raw["agents"]["list"] = [{"id": "reviewer"}]
     services = await make_services(raw)
     await make_requester(services)
     gate = gated(services)

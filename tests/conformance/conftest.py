@@ -44,6 +44,8 @@ TABLES = (
     "announce_inbox",
     "thread_bindings",
     "session_extension_index",
+    "run_idempotency",
+    "device_pairings",
 )
 _DATA_TABLES = (
     "transcript_events",
@@ -55,6 +57,8 @@ _DATA_TABLES = (
     "announce_inbox",
     "thread_bindings",
     "session_extension_index",
+    "run_idempotency",
+    "device_pairings",
 )
 
 

@@ -205,8 +205,11 @@ def test_first_open_from_many_threads(
     stores = list(pool.map(lambda _: backend.open(location), range(4)))
     names = backend.rows("SELECT name FROM clawline_migrations ORDER BY name", location)
     assert [row[0] for row in names] == [
+        "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_device_pairings",
         "create_meta",
+        "create_run_idempotency",
         "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",

@@ -24,8 +24,11 @@ def test_backend_name(backend: Backend, store: Store) -> None:
 def test_migrations_are_recorded_once(backend: Backend) -> None:
     names = [row[0] for row in backend.rows("SELECT name FROM clawline_migrations ORDER BY name")]
     assert names == [
+        "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_device_pairings",
         "create_meta",
+        "create_run_idempotency",
         "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",

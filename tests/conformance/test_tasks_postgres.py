@@ -36,6 +36,7 @@ KEYS = {
         "controller_session_key",
         "requester_session_key",
         "task_id",
+        "spawn_key",
     ),
     "announce_inbox": ("requester_session_key", "child_session_key", "run_id", "task_id"),
     "thread_bindings": ("channel", "account_id", "conversation_id", "session_key", "placement"),

@@ -14,6 +14,7 @@ from clawline.gateway.device import DeviceIdentity, b64url, device_id_for
 from clawline.gateway.handshake import ADMIN, READ, WRITE
 from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.pairing import pair_device
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params
 
@@ -78,12 +79,15 @@ async def test_device_connect_in_auth_none_mode(tmp_path: Path) -> None:
             await client.close()
 
 
-async def test_require_device_grants_scopes_to_a_verified_device(tmp_path: Path) -> None:
+async def test_require_device_grants_scopes_to_a_paired_device(tmp_path: Path) -> None:
+    # (an unpaired device gets none: tests/gateway/test_security_pairing.py)
     settings = GatewaySettings(port=0, auth="token", token=TOKEN, require_device=True)
     async with running_gateway(tmp_path, gateway_settings=settings) as gw:
+        identity = DeviceIdentity.generate()
+        pair_device(gw.services.store, identity, (ADMIN,))
         client = await WireClient.open(gw.url)
         try:
-            params = signed_params(client, DeviceIdentity.generate(), scopes=(ADMIN,))
+            params = signed_params(client, identity, scopes=(ADMIN,))
             frame = await client.call("connect", params)
             assert frame["payload"]["auth"]["scopes"] == [ADMIN]
             assert (await client.ok("events.replay", {"afterSeq": 0}))["replayed"] >= 0

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+import websockets
 
 from clawline.gateway.device import DeviceIdentity
 from clawline.gateway.settings import GatewaySettings
@@ -95,6 +97,32 @@ async def test_the_token_never_appears_in_logs(
         text = record.getMessage() + repr(record.args) + str(record.exc_text or "")
         assert SECRET not in text, (record.name, text)
         assert SECRET[:-1] not in text, (record.name, text)
+
+
+async def test_a_token_in_upgrade_headers_never_appears_in_debug_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """websockets dumps request lines and headers at DEBUG; a client that sends the token as a
+    header (``Authorization``, ``Cookie``) must not have it logged."""
+    caplog.set_level(logging.DEBUG)
+    settings = GatewaySettings(port=0, auth="token", token=SECRET)
+    async with running_gateway(tmp_path, gateway_settings=settings) as gw:
+        for name in ("uvicorn", "uvicorn.error"):
+            caplog.set_level(logging.DEBUG, logger=name)
+        uvicorn_logger = logging.getLogger("uvicorn")
+        uvicorn_logger.addHandler(caplog.handler)
+        headers = {"Authorization": f"Bearer {SECRET}", "Cookie": f"token={SECRET}"}
+        try:
+            async with websockets.connect(gw.url, additional_headers=headers) as ws:
+                challenge = json.loads(await ws.recv())
+        finally:
+            uvicorn_logger.removeHandler(caplog.handler)
+    assert challenge["event"] == "connect.challenge"
+    records = [r for r in caplog.records if not r.name.startswith("websockets.client")]
+    assert any(record.name.startswith("uvicorn") for record in records)
+    for record in records:
+        text = record.getMessage() + repr(record.args)
+        assert SECRET not in text, (record.name, text)
 
 
 async def test_refusals_do_not_echo_the_token(gw: RunningGateway, wire: Wire) -> None:

@@ -8,6 +8,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
+from clawline.plugins.xworkmate.native import native_task_id
 from tests.plugins.xworkmate_support import APP_KEY, SESSION, XwGateway, write, xworkmate_gateway
 
 REPORT = "# Final report\nAll checks passed."
@@ -57,7 +58,7 @@ async def test_a_task_run_from_prepare_to_read(tmp_path: Path) -> None:
         status = await poll_until_done(xw, {"appThreadKey": APP_KEY, "runId": "turn-1"})
         assert status["status"] == "completed"
         assert status["taskStatus"] == "succeeded"
-        assert status["taskId"] == "xworkmate-turn-1"
+        assert status["taskId"] == native_task_id(SESSION, "turn-1")
         assert status["openclawSessionKey"] == SESSION
         assert status["artifactScope"] == scope
         assert sorted(a["relativePath"] for a in status["artifacts"]) == [

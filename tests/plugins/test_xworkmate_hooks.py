@@ -11,6 +11,7 @@ from typing import Any
 from clawline.agents.tools.base import ToolContext
 from clawline.plugins.extensions import read_extension
 from clawline.plugins.xworkmate.constants import PLUGIN_ID, TASK_RUNS_NAMESPACE, TOOL_NAME
+from clawline.plugins.xworkmate.native import native_task_id
 from clawline.plugins.xworkmate.plugin import last_assistant_text
 from clawline.plugins.xworkmate.runs import read_run
 from clawline.plugins.xworkmate.tool import ArtifactsTool
@@ -50,7 +51,7 @@ async def test_a_finished_run_ends_its_task_and_its_record(tmp_path: Path) -> No
         assert run["success"] is True
         assert run["output"] == "the report is ready"
         services = xw.gw.services
-        task = await services.call(services.tasks.get, "xworkmate-turn-1")
+        task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
         assert task is not None
         assert task.status == "succeeded"
         assert task.terminal_summary == "the report is ready"
@@ -67,7 +68,7 @@ async def test_a_failed_run_is_recorded_with_its_error_redacted(tmp_path: Path) 
         assert run["success"] is False
         assert run["error"] == "provider refused key sk-[REDACTED]"
         services = xw.gw.services
-        task = await services.call(services.tasks.get, "xworkmate-turn-1")
+        task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
         assert task is not None
         assert task.status == "failed"
         result = await xw.ok("xworkmate.tasks.get", {"appThreadKey": APP_KEY, "runId": "turn-1"})
@@ -84,7 +85,10 @@ async def test_runs_of_unmapped_sessions_are_left_alone(tmp_path: Path) -> None:
             read_extension, services, "agent:main:main", PLUGIN_ID, TASK_RUNS_NAMESPACE
         )
         assert stored is None
-        assert await services.call(services.tasks.get, "xworkmate-plain-1") is None
+        assert (
+            await services.call(services.tasks.get, native_task_id("agent:main:main", "plain-1"))
+            is None
+        )
 
 
 async def test_session_start_prepares_the_scope_of_the_actual_run(tmp_path: Path) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from clawline.plugins.xworkmate.ignore import load_ignore_rules, parse_ignore_rules
+from clawline.agents.confined import ConfinedDir
+from clawline.plugins.xworkmate.ignore import IgnoreRules, load_ignore_rules, parse_ignore_rules
+
+
+def load(directory: Path, warnings: list[str]) -> IgnoreRules:
+    with ConfinedDir.open(directory) as root:
+        return load_ignore_rules(root, warnings)
 
 
 def parse(text: str) -> tuple[object, list[str]]:
@@ -91,17 +97,17 @@ def test_without_a_block_every_line_is_a_rule() -> None:
 def test_loading_reads_the_file_at_the_root(tmp_path: Path) -> None:
     (tmp_path / "artifact-ignore.md").write_text("*.tmp\n../bad\n")
     warnings: list[str] = []
-    rules = load_ignore_rules(tmp_path, warnings)
+    rules = load(tmp_path, warnings)
     assert rules.ignores_file("x.tmp")
     assert warnings == ["ignored unsafe artifact ignore rule: ../bad"]
 
 
 def test_a_missing_or_symlinked_ignore_file_gives_no_rules(tmp_path: Path) -> None:
-    assert not load_ignore_rules(tmp_path, []).ignores_file("x.tmp")
+    assert not load(tmp_path, []).ignores_file("x.tmp")
     elsewhere = tmp_path / "elsewhere.md"
     elsewhere.write_text("*.tmp\n")
     os.symlink(elsewhere, tmp_path / "artifact-ignore.md")
-    assert not load_ignore_rules(tmp_path, []).ignores_file("x.tmp")
+    assert not load(tmp_path, []).ignores_file("x.tmp")
     (tmp_path / "artifact-ignore.md").unlink()
     (tmp_path / "artifact-ignore.md").mkdir()
-    assert not load_ignore_rules(tmp_path, []).ignores_file("x.tmp")
+    assert not load(tmp_path, []).ignores_file("x.tmp")

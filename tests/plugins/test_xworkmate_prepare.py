@@ -15,6 +15,7 @@ from clawline.plugins.xworkmate.constants import (
     PLUGIN_ID,
     TOOL_NAME,
 )
+from clawline.plugins.xworkmate.native import native_task_id
 from tests.gateway.wire import WireClient
 from tests.plugins.xworkmate_support import (
     APP_KEY,
@@ -60,7 +61,7 @@ async def test_prepare_maps_the_thread_and_prepares_the_run(tmp_path: Path) -> N
             ],
             "appThreadKey": APP_KEY,
             "openclawSessionKey": SESSION,
-            "taskId": "xworkmate-turn-1",
+            "taskId": native_task_id(SESSION, "turn-1"),
         }
         assert (xw.workspace / scope).is_dir()
         assert mapping["appThreadKey"] == APP_KEY
@@ -73,7 +74,7 @@ async def test_prepare_maps_the_thread_and_prepares_the_run(tmp_path: Path) -> N
             read_extension, services, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
         )
         assert stored == mapping
-        task = await services.call(services.tasks.get, "xworkmate-turn-1")
+        task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
         assert task is not None
         assert (task.status, task.runtime, task.run_id) == ("running", "cli", "turn-1")
         assert (task.requester_session_key, task.owner_key) == (SESSION, SESSION)
@@ -155,7 +156,7 @@ async def test_prepare_refusals_write_nothing(
         }
         services = xw.gw.services
         assert await services.call(services.catalog.get, SESSION) is None
-        assert await services.call(services.tasks.get, "xworkmate-turn-1") is None
+        assert await services.call(services.tasks.get, native_task_id(SESSION, "turn-1")) is None
         assert not (xw.workspace / "tasks").exists()
 
 
@@ -173,7 +174,7 @@ async def test_a_conflicting_mapping_is_refused_with_conflict(tmp_path: Path) ->
         alias = {**prepare_params("turn-3"), "openclawSessionKey": "agent:main:THREAD-MAIN"}
         assert await xw.error("xworkmate.session.prepare", alias) == conflict
         services = xw.gw.services
-        assert await services.call(services.tasks.get, "xworkmate-turn-3") is None
+        assert await services.call(services.tasks.get, native_task_id(SESSION, "turn-3")) is None
         assert not xw.scope_dir("turn-3").exists()
         stored = await services.call(
             read_extension, services, SESSION, PLUGIN_ID, MAPPING_NAMESPACE

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from clawline.agents.confined import ConfinedDir
 from clawline.plugins.xworkmate.artifacts import content_type_for
 from clawline.plugins.xworkmate.export import export_artifacts, order_candidates
 from clawline.plugins.xworkmate.scan import Candidate, ScanBudget, scan_tree
@@ -232,7 +233,7 @@ def test_order_newest_change_first_and_the_limit_keeps_required_extensions(
 
 def test_equal_change_times_order_by_path_without_duplicates() -> None:
     def at(path: str, ms: int) -> Candidate:
-        return Candidate(Path("/x") / path, path, 1, ms)
+        return Candidate(f"x/{path}", path, 1, ms)
 
     found = [at("b.md", 5), at("B.md", 5), at("a.md", 5), at("c.pdf", 1), at("a.md", 9)]
     ordered = order_candidates(found, ["pdf"])
@@ -279,7 +280,10 @@ def test_the_scan_budget_stops_a_huge_tree(root: Path, scope_dir: Path) -> None:
     for n in range(5):
         write(scope_dir / f"f{n}.txt")
     warnings: list[str] = []
-    found = scan_tree(scope_dir, prefix="", since_ms=0, warnings=warnings, budget=ScanBudget(3))
+    with ConfinedDir.open(root) as top:
+        found = scan_tree(
+            top, SCOPE.relative, prefix="", since_ms=0, warnings=warnings, budget=ScanBudget(3)
+        )
     assert [c.relative_path for c in found] == ["f0.txt", "f1.txt", "f2.txt"]
     assert warnings == ["artifact scan stopped after 3 entries"]
 

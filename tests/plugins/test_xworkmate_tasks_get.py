@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from clawline.plugins.xworkmate.native import native_task_id
 from clawline.plugins.xworkmate.runs import record_run_ended
 from clawline.plugins.xworkmate.scope import TaskScope
 from tests.plugins.xworkmate_support import (
@@ -18,11 +19,12 @@ from tests.plugins.xworkmate_support import (
 )
 
 GET = "xworkmate.tasks.get"
+TURN_1 = native_task_id(SESSION, "turn-1")
 
 
 async def forget_native_task(xw: XwGateway, run_id: str = "turn-1") -> None:
     services = xw.gw.services
-    assert await services.call(services.tasks.delete, f"xworkmate-{run_id}")
+    assert await services.call(services.tasks.delete, native_task_id(SESSION, run_id))
 
 
 async def test_lookup_errors(tmp_path: Path) -> None:
@@ -91,19 +93,19 @@ async def test_row_1_the_native_task(tmp_path: Path, finish: str | None, status:
         write(xw.scope_dir() / "out.md", "out")
         services = xw.gw.services
         if finish == "cancelled":
-            await services.call(services.tasks.cancel, "xworkmate-turn-1")
+            await services.call(services.tasks.cancel, TURN_1)
         elif finish == "lost":
-            await services.call(services.tasks.mark_lost, "xworkmate-turn-1", "gone")
+            await services.call(services.tasks.mark_lost, TURN_1, "gone")
         elif finish is not None:
-            await services.call(services.tasks.finish, "xworkmate-turn-1", finish)
+            await services.call(services.tasks.finish, TURN_1, finish)
         result = await xw.ok(GET, {"appThreadKey": APP_KEY, "runId": "turn-1"})
         assert result["ok"] is True
         assert result["success"] is True
         assert result["status"] == status
         assert result["taskStatus"] == (finish or "running")
         assert result["mode"] == "gateway-chat"
-        assert (result["runId"], result["taskId"]) == ("turn-1", "xworkmate-turn-1")
-        assert result["task"]["taskId"] == "xworkmate-turn-1"
+        assert (result["runId"], result["taskId"]) == ("turn-1", TURN_1)
+        assert result["task"]["taskId"] == TURN_1
         assert result["task"]["runtime"] == "cli"
         assert result["mapping"] == {
             **prepared["mapping"],
@@ -129,10 +131,12 @@ async def test_native_lookup_is_bound_to_the_session(tmp_path: Path) -> None:
         await xw.ok("xworkmate.session.prepare", prepare_params())
         other = {**prepare_params(), "appThreadKey": "t2", "openclawSessionKey": "agent:main:t2"}
         await xw.ok("xworkmate.session.prepare", {**other, "runId": "turn-2"})
-        result = await xw.ok(GET, {"openclawSessionKey": SESSION, "taskId": "xworkmate-turn-2"})
-        assert result["code"] == "no_native_task_record"
+        theirs = native_task_id("agent:main:t2", "turn-2")
+        for token in (theirs, "xworkmate-turn-2", "turn-2"):
+            result = await xw.ok(GET, {"openclawSessionKey": SESSION, "taskId": token})
+            assert result["code"] == "no_native_task_record", token
         by_token = await xw.ok(GET, {"openclawSessionKey": SESSION})
-        assert by_token["taskId"] == "xworkmate-turn-1"  # its latest task, no token
+        assert by_token["taskId"] == TURN_1  # its latest task, no token
 
 
 async def test_row_2_the_recorded_run(tmp_path: Path) -> None:

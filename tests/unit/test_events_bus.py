@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 
 import pytest
 
 from clawline.events import Audience, Event, EventBus, EventsNotRetained
 from clawline.testing import FakeClock
+from clawline.types import JSONObject
 
 
 class Recorder:
@@ -103,8 +106,10 @@ def test_retention_is_bounded_by_count() -> None:
 
 
 def test_retention_is_bounded_by_bytes() -> None:
-    first = EventBus().publish("chat", {"blob": "x" * 100})
-    size = len(first.frame())
+    one = EventBus()
+    one.publish("chat", {"blob": "x" * 100})
+    size = one.retained_bytes
+    assert size > len(one.missed(Recorder(), 0)[0].frame())  # the entry, not just its text
     bus = EventBus(retained_bytes=size * 2 + size // 2)
     for _ in range(4):
         bus.publish("chat", {"blob": "x" * 100})
@@ -214,3 +219,60 @@ def test_a_subscriber_detached_while_publishing_does_not_break_the_fan_out() -> 
     bus.publish("chat", {})
     assert seqs(leaver.received) == [1]
     assert seqs(stayer.received) == [1, 2]
+
+
+def _fat_session_change(n: int) -> JSONObject:
+    """A ``sessions.changed``-like payload whose objects weigh far more than its JSON text."""
+    fields: JSONObject = {
+        f"field{i}": {"value": i, "label": f"v{n}-{i}", "flags": [True, None, i]} for i in range(40)
+    }
+    return {"sessionKey": f"agent:main:s{n}", "reason": "patch", "session": fields}
+
+
+def test_retained_memory_stays_within_the_byte_cap() -> None:
+    """The cap bounds what the buffer really holds: the payload objects are not kept."""
+    cap = 1024 * 1024
+    bus = EventBus(retained_bytes=cap, retained_events=1_000_000)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(3_000):
+            key = f"agent:main:s{n}"
+            bus.publish(
+                "sessions.changed",
+                _fat_session_change(n),
+                audience=Audience.SESSIONS,
+                session_key=key,
+            )
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    oldest = bus.oldest_retained_seq
+    assert oldest is not None
+    assert oldest > 1  # the cap evicted
+    assert bus.retained_bytes <= cap
+    assert held <= cap + cap // 20 + 64 * 1024, f"{held} bytes held for a {cap}-byte cap"
+
+
+def test_a_replayed_event_carries_the_published_payload() -> None:
+    bus = EventBus()
+    published = bus.publish(
+        "session.message",
+        {"sessionKey": "k1", "message": {"text": "héllo ✓", "n": [1, 2.5, None]}},
+        audience=Audience.SESSION_STREAM,
+        session_key="k1",
+        drop_if_slow=True,
+    )
+    (replayed,) = bus.missed(Recorder(keys=("k1",)), 0)
+    assert replayed is not published
+    assert replayed.frame() is published.frame()  # the same text, not a second encoding
+    assert replayed.payload == published.payload
+    assert (replayed.seq, replayed.name, replayed.ts) == (
+        published.seq,
+        "session.message",
+        published.ts,
+    )
+    assert (replayed.audience, replayed.session_key) == (Audience.SESSION_STREAM, "k1")
+    assert replayed.drop_if_slow is True

@@ -55,6 +55,7 @@ from clawline.acp.sessions import (
     resolve_key,
 )
 from clawline.acp.stream import TurnStream
+from clawline.acp.strict import require_absolute_cwd
 from clawline.acp.upstream import Upstream
 
 __all__ = ["AGENT_INFO", "PROTOCOL_VERSION", "Bridge", "Turn"]
@@ -112,6 +113,7 @@ class Bridge:
     # --- sessions -------------------------------------------------------------------------
 
     async def new_session(self, request: NewSessionRequest, meta: dict[str, Any]) -> Any:
+        require_absolute_cwd("session/new", request.cwd)
         _refuse_mcp(request.mcp_servers)
         wanted = SessionRequest.from_meta(meta)
         key = await resolve_key(self.upstream, wanted, self.defaults, None)
@@ -132,6 +134,7 @@ class Bridge:
         return BridgeSession(session_id, key, cwd, prefix)
 
     async def load_session(self, request: LoadSessionRequest, meta: dict[str, Any]) -> Any:
+        require_absolute_cwd("session/load", request.cwd)
         _refuse_mcp(request.mcp_servers)
         session = await self._open(request.session_id, request.cwd, meta)
         history = await self.upstream.request(
@@ -145,6 +148,7 @@ class Bridge:
         return {}
 
     async def resume_session(self, request: ResumeSessionRequest, meta: dict[str, Any]) -> Any:
+        require_absolute_cwd("session/resume", request.cwd)
         _refuse_mcp(request.mcp_servers or [])
         session = await self._open(request.session_id, request.cwd, meta)
         self.sessions.put(session)

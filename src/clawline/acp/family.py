@@ -3,9 +3,9 @@
 :func:`get_session_family` rebuilds the current session and its direct native sub-agent children
 from ``session/list`` alone: it initialises the connection (lazily, single-flight), checks the
 ``session/list`` capability, walks at most 128 pages and projects the rows. It never calls
-``session/load`` and never raises: every failure is logged and returned as
-``{success: false, current: null, children: [], error}``. :func:`project_family` is the pure
-projection.
+``session/load`` and never raises: every failure is logged (a bad key at INFO, a failing agent
+at WARNING, a bug at ERROR, see :mod:`clawline.failure_log`) and returned as ``{success: false,
+current: null, children: [], error}``. :func:`project_family` is the pure projection.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Literal, TypedDict
 from clawline import keys
 from clawline.acp.link import AcpAgentConnection, AcpClientError
 from clawline.acp.walk import MAX_FAMILY_PAGES, js_trim, walk_session_list
+from clawline.failure_log import failure_level, one_line
 
 __all__ = [
     "INVALID_PAYLOAD",
@@ -151,7 +152,7 @@ async def get_acp_session_family(connection: AcpAgentConnection, payload: object
     try:
         session_key = _session_key_of(payload)
     except AcpClientError as error:
-        return _failure(error)
+        return _failure(error, logging.INFO)
     return await get_session_family(connection, session_key)
 
 
@@ -159,16 +160,23 @@ async def get_session_family(connection: AcpAgentConnection, session_key: object
     """The family of ``session_key`` as the agent behind ``connection`` lists it."""
     try:
         key = _valid_key(session_key)
+    except AcpClientError as error:
+        return _failure(error, logging.INFO)
+    try:
         features = await connection.ready()
         if not features.lists_sessions:
             raise AcpClientError(NO_SESSION_LIST)
         rows = await walk_session_list(connection, max_pages=MAX_FAMILY_PAGES)
         return project_family(rows, key)
     except Exception as error:
-        return _failure(error)
+        return _failure(error, failure_level(error))
 
 
-def _failure(error: Exception) -> FamilyFailure:
+def _failure(error: Exception, level: int) -> FamilyFailure:
+    """Log and answer a failure. A bad key is the caller's mistake (INFO); an agent that
+    failed, went away or broke the protocol is WARNING; anything else is a bug (ERROR, with
+    its traceback)."""
     message = str(error) or type(error).__name__
-    log.error("%s%s", _LOG_PREFIX, message)
+    trace = error if level >= logging.ERROR else None
+    log.log(level, "%s%s", _LOG_PREFIX, one_line(message), exc_info=trace)
     return {"success": False, "current": None, "children": [], "error": message}

@@ -5,10 +5,13 @@ Why not ``acp.run_agent``: its router serves ``session/resume`` and ``session/cl
 ``use_unstable_protocol`` (reference acp.md §16.1 gotcha 1), answers ``{}`` for methods an
 ``acp.Agent`` subclass leaves unimplemented (gotcha 3) and flattens ``_meta`` into keyword
 arguments (gotcha 4). :class:`Dispatcher` routes exactly the methods the bridge implements,
-validates params with the SDK's pydantic request models (``-32602`` with the errors) and passes
+validates params with the SDK's pydantic request models (``-32602`` with the errors), then
+with the schema's stricter rules the models lack (:mod:`clawline.acp.strict`), and passes
 ``_meta`` as its own dict; anything else is ``-32601 Method not found``, and unknown
 notifications are ignored. Messages are framed by :class:`clawline.acp.ndjson.NdjsonTransport`
-(orjson) through the connection's transport seam.
+(orjson) through the connection's transport seam; it also answers malformed envelopes itself
+(:mod:`clawline.acp.envelope`), refuses lines over :data:`STDIN_LIMIT` without holding them and
+stops reading while :data:`clawline.acp.ndjson.MAX_PENDING_REQUESTS` requests are unanswered.
 
 stdout carries only ACP: :func:`stdio_streams` writes to a duplicate of file descriptor 1 and
 then points descriptor 1 at stderr, so a stray ``print`` (ours or a library's) cannot corrupt
@@ -22,7 +25,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from acp import RequestError
@@ -40,14 +43,17 @@ from acp.schema import (
 from pydantic import BaseModel, ValidationError
 
 from clawline.acp.bridge import Bridge
+from clawline.acp.lines import READ_CHUNK
 from clawline.acp.ndjson import NdjsonTransport
+from clawline.acp.strict import check_protocol_version
 
 __all__ = ["STDIN_LIMIT", "Dispatcher", "check_stdio", "serve_stdio", "stdio_streams"]
 
 log = logging.getLogger("clawline.acp")
 
 STDIN_LIMIT = 50 * 1024 * 1024
-"""Longest accepted message line (the SDK's default)."""
+"""Longest accepted message line (the SDK's default); a longer one is refused without being
+held whole (:mod:`clawline.acp.lines`)."""
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 
@@ -68,6 +74,10 @@ class Dispatcher:
         self.notifications: dict[str, tuple[type[BaseModel], Handler]] = {
             "session/cancel": (CancelNotification, bridge.cancel),
         }
+        self.strict: dict[str, Callable[[Mapping[str, Any]], None]] = {
+            "initialize": check_protocol_version,
+        }
+        """Checks of the raw params where the ACP schema is stricter than the SDK's model."""
 
     async def __call__(self, method: str, params: Any | None, is_notification: bool) -> Any:
         table = self.notifications if is_notification else self.requests
@@ -86,6 +96,9 @@ class Dispatcher:
                 return None
             errors = error.errors(include_url=False, include_context=False, include_input=False)
             raise RequestError.invalid_params({"errors": errors}) from None
+        strict = self.strict.get(method)
+        if strict is not None and isinstance(params, dict):
+            strict(params)
         meta = getattr(request, "field_meta", None)
         return await handler(request, dict(meta) if isinstance(meta, dict) else {})
 
@@ -107,7 +120,7 @@ async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Reader on stdin, writer on (a duplicate of) stdout; descriptor 1 then goes to stderr."""
     loop = asyncio.get_running_loop()
     check_stdio()
-    reader = asyncio.StreamReader(limit=STDIN_LIMIT)
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     sys.stdout.flush()
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
@@ -127,7 +140,7 @@ async def serve_stdio(
 ) -> None:
     """Serve until stdin ends (or ``stop`` is set); turns still in flight are cancelled."""
     reader, writer = await stdio_streams()
-    transport = NdjsonTransport(reader, writer)
+    transport = NdjsonTransport(reader, writer, line_limit=STDIN_LIMIT)
     connection = Connection(
         Dispatcher(bridge), transport, observers=list(observers), listening=False
     )

@@ -25,12 +25,16 @@ from clawline.client.errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
 from clawline.config import Settings
 
-__all__ = ["RUN_EVENTS", "Upstream", "open_upstream"]
+__all__ = ["MAX_GATEWAY_CALLS", "RUN_EVENTS", "Upstream", "open_upstream"]
 
 log = logging.getLogger("clawline.acp")
 
 RUN_EVENTS = frozenset({"chat", "agent"})
 CONNECT_TIMEOUT_S = 10.0
+MAX_GATEWAY_CALLS = 32
+"""Gateway calls in flight at once; further calls wait for one to finish. The gateway answers
+a connection's requests beyond its ``max_inflight_requests`` (64 by default) with ``too many
+requests in flight``, so the bridge stays well below that instead of passing the refusal on."""
 
 RunListener = Callable[[GatewayEvent | None], None]
 """Gets each event of one run; ``None`` when the gateway connection is lost."""
@@ -41,6 +45,7 @@ class Upstream:
         self.client = client
         self._runs: dict[str, RunListener] = {}
         self._reconnect = asyncio.Lock()
+        self._calls = asyncio.Semaphore(MAX_GATEWAY_CALLS)
         client.on_event(self._on_event)
         self._watch = asyncio.ensure_future(self._watch_connection(client))
         defaults = client.session_defaults
@@ -57,12 +62,14 @@ class Upstream:
         )
 
     async def request(self, method: str, params: Mapping[str, Any], timeout: float = 60.0) -> Any:
-        """The payload of one gateway call; refusals become JSON-RPC errors
+        """The payload of one gateway call (queued while :data:`MAX_GATEWAY_CALLS` are in
+        flight; ``timeout`` starts when it is sent); refusals become JSON-RPC errors
         (:func:`clawline.acp.errors.from_gateway`)."""
         try:
-            if not self.client.connected:
-                await self._resume()
-            return await self.client.request(method, dict(params), timeout=timeout)
+            async with self._calls:
+                if not self.client.connected:
+                    await self._resume()
+                return await self.client.request(method, dict(params), timeout=timeout)
         except ClientError as error:
             raise from_gateway(error) from None
 

@@ -31,7 +31,8 @@ INVALID_PAGE = "Invalid ACP session/list response"
 INVALID_CURSOR = "Invalid ACP session/list cursor"
 
 SessionRow = dict[str, Any]
-"""One ``SessionInfo`` as the agent sent it (validated: ``sessionId`` and ``cwd`` are strings)."""
+"""One ``SessionInfo`` as the agent sent it (validated: ``sessionId`` and ``cwd`` are non-empty
+strings, ClawX's rule)."""
 
 # ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
 # str.strip differs (it keeps U+FEFF and removes U+001C..U+001F and U+0085).
@@ -69,6 +70,7 @@ def _page_rows(page: object) -> list[SessionRow]:
             or type(row.get("sessionId")) is not str
             or row["sessionId"] == ""
             or type(row.get("cwd")) is not str
+            or row["cwd"] == ""
         ):
             raise AcpClientError(INVALID_PAGE)
     return sessions

@@ -5,13 +5,20 @@ Transcript shapes written by the turn loop (``runId`` is added by ``RunContext``
 - assistant tool calls: ``{role:"assistant", content:[{type:"text", text}]?,
   toolCalls:[{id, name, arguments}], stopReason:"toolUse"}``;
 - tool results: ``{role:"tool", content:[{type:"text", text:<JSON of details>}], toolCallId,
-  name, isError, details}``.
+  name, isError, details}``, plus ``interrupted: true`` for the stand-in written when the call
+  was cut off by an abort or a shutdown (the tool may have taken effect).
 
 :func:`model_messages` reads a history back for a model: the run's own user message goes last
 (messages of earlier runs that were written after it — their tool rounds and replies — come
-before it), later users' messages (queued runs) are left out, tool results are moved right
-after the call that asked for them, and calls without a result (an interrupted turn) or results
-without a call are dropped, so every provider accepts the sequence.
+before it), later users' messages (queued runs) are left out, and each tool result is moved
+right after its call (the latest call with its id before it, so a reused id pairs with its own
+call). Calls without a result are dropped: a turn cut off by a crash, or a call of another run
+of the session still in progress (an agent-to-agent step runs while its requester waits on
+``sessions_send``) — a stand-in "interrupted" result would be wrong for the latter. A call
+whose result is an ``interrupted`` stand-in and that is made again later (the redo that
+finds what the first attempt did) is dropped with it, so ids stay unique. Results without a
+call are dropped too, so every provider accepts the sequence: each call is answered once,
+right after it (OpenAI requires it; Anthropic also wants tool ids unique).
 """
 
 from __future__ import annotations
@@ -25,7 +32,13 @@ from clawline.agents.providers.base import ModelMessage, ToolCall
 from clawline.agents.tools.base import ToolResult
 from clawline.types import JSON, JSONObject
 
-__all__ = ["model_messages", "result_text", "tool_call_message", "tool_result_message"]
+__all__ = [
+    "model_messages",
+    "result_text",
+    "tool_call_message",
+    "tool_calls_of",
+    "tool_result_message",
+]
 
 
 def result_text(details: JSON) -> str:
@@ -45,8 +58,10 @@ def tool_call_message(text: str, calls: Sequence[ToolCall]) -> JSONObject:
     }
 
 
-def tool_result_message(call: ToolCall, result: ToolResult) -> JSONObject:
-    return {
+def tool_result_message(
+    call: ToolCall, result: ToolResult, *, interrupted: bool = False
+) -> JSONObject:
+    message: JSONObject = {
         "role": "tool",
         "content": [{"type": "text", "text": result_text(result.details)}],
         "toolCallId": call.id,
@@ -54,6 +69,9 @@ def tool_result_message(call: ToolCall, result: ToolResult) -> JSONObject:
         "isError": result.is_error,
         "details": result.details,
     }
+    if interrupted:
+        message["interrupted"] = True
+    return message
 
 
 def _text(message: Mapping[str, JSON]) -> str:
@@ -68,7 +86,8 @@ def _text(message: Mapping[str, JSON]) -> str:
     return "\n".join([text, *notes]) if notes and text else text or "\n".join(notes)
 
 
-def _calls(raw: JSON) -> list[ToolCall]:
+def tool_calls_of(raw: JSON) -> list[ToolCall]:
+    """The calls of a stored ``toolCalls`` list (malformed items are skipped)."""
     calls: list[ToolCall] = []
     if not isinstance(raw, Sequence) or isinstance(raw, str):
         return calls
@@ -84,11 +103,13 @@ def _calls(raw: JSON) -> list[ToolCall]:
 
 def _convert(message: Mapping[str, JSON]) -> ModelMessage | None:
     role = message.get("role")
+    raw_seq = message.get("seq")
+    seq = raw_seq if isinstance(raw_seq, int) else None
     if role == "user":
-        return ModelMessage("user", _text(message))
+        return ModelMessage("user", _text(message), seq=seq)
     if role == "assistant":
-        calls = _calls(message.get("toolCalls"))
-        return ModelMessage("assistant", _text(message), tool_calls=calls)
+        calls = tool_calls_of(message.get("toolCalls"))
+        return ModelMessage("assistant", _text(message), tool_calls=calls, seq=seq)
     if role == "tool":
         call_id, name = message.get("toolCallId"), message.get("name")
         return ModelMessage(
@@ -97,21 +118,58 @@ def _convert(message: Mapping[str, JSON]) -> ModelMessage | None:
             tool_call_id=call_id if isinstance(call_id, str) else None,
             name=name if isinstance(name, str) else None,
             is_error=message.get("isError") is True,
+            interrupted=message.get("interrupted") is True,
+            seq=seq,
         )
     return None
 
 
+_CallAt = tuple[int, int]
+"""A call's place: (index of its assistant message, index among that message's calls)."""
+
+
+def _answers(messages: list[ModelMessage]) -> dict[_CallAt, ModelMessage]:
+    """Each result paired with the latest call of its id before it (the first such call of
+    that message when one message repeats an id); results without a call are left out."""
+    unanswered: dict[str, list[_CallAt]] = {}
+    answers: dict[_CallAt, ModelMessage] = {}
+    for index, message in enumerate(messages):
+        for position, call in enumerate(message.tool_calls):
+            unanswered.setdefault(call.id, []).append((index, position))
+        if message.role != "tool" or not message.tool_call_id:
+            continue
+        places = unanswered.get(message.tool_call_id)
+        if places:
+            latest = max(places, key=lambda place: (place[0], -place[1]))
+            places.remove(latest)
+            answers[latest] = message
+    return answers
+
+
 def _pair(messages: list[ModelMessage]) -> list[ModelMessage]:
-    results = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    answers = _answers(messages)
+    last_call: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        for call in message.tool_calls:
+            last_call[call.id] = index
     out: list[ModelMessage] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role == "tool":
             continue  # placed after its call below
         if message.role == "assistant" and message.tool_calls:
-            kept = [call for call in message.tool_calls if call.id in results]
+            kept: list[ToolCall] = []
+            results: list[ModelMessage] = []
+            for position, call in enumerate(message.tool_calls):
+                answer = answers.get((index, position))
+                if answer is None:
+                    continue  # no result (yet)
+                if answer.interrupted and last_call[call.id] > index:
+                    continue  # made again later: the redo stands for it
+                kept.append(call)
+                results.append(answer)
             if kept or message.content:
                 out.append(replace(message, tool_calls=kept))
-            out.extend(results.pop(call.id) for call in kept)
+            out.extend(results)
             continue
         out.append(message)
     return out

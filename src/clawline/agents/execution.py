@@ -7,8 +7,9 @@
    when some text was streamed;
 4. ``chat`` ``final`` | ``aborted`` | ``error`` → ``agent`` lifecycle ``end`` | ``error``;
 5. entry ``status`` (``done``/``killed``/``timeout``/``failed``), ``endedAt``, ``runtimeMs``,
-   ``abortedLastRun`` → ``sessions.changed {phase:"end"|"error"}`` → the manager records the
-   outcome (idempotency cache, ``agent.wait``, the ``agent`` method's second answer).
+   ``abortedLastRun``, with the run's stored idempotency outcome in the same transaction →
+   ``sessions.changed {phase:"end"|"error"}`` → the manager records the outcome (idempotency
+   cache, ``agent.wait``, the ``agent`` method's second answer).
 
 Store writes go through ``Services.call``; events are published on the loop.
 """
@@ -25,8 +26,10 @@ from clawline import keys
 from clawline.agents.history import read_messages
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message
 from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
+from clawline.agents.run_keys import RunKeys
 from clawline.agents.runner import RunContext, Runner, RunOutput
 from clawline.agents.stream import RunStream
+from clawline.errors import SessionNotFound
 from clawline.sessions.notify import SessionNotifier, message_json
 from clawline.sessions.transcript import TranscriptEvent
 from clawline.types import JSON, JSONObject, SessionStatus
@@ -66,6 +69,7 @@ class RunExecution:
         on_ended: Callable[[Run, RunOutcome], None],
         concurrent: Callable[[Run], bool] = lambda run: False,
         on_first_run: Callable[[Run], Awaitable[None]] | None = None,
+        keys: RunKeys | None = None,
     ) -> None:
         self._services = services
         self._notifier = notifier
@@ -76,6 +80,8 @@ class RunExecution:
         ordinary one): then the entry's run status is left to the other run."""
         self._on_first_run = on_first_run
         """Awaited before the runner when the session had not run before (new or reset)."""
+        self._keys = keys
+        """Where a run's idempotency outcome is stored, with the session's end status."""
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
@@ -257,15 +263,17 @@ class RunExecution:
                 aborted=cut_short,
                 stopReason=ending.stop_reason,
             )
+        outcome = self._outcome(run, ending, ended_at=ended_at)
+        status: JSONObject | None = None
+        if not self._concurrent(run):
+            status = {
+                "status": ending.status,
+                "endedAt": ended_at,
+                "runtimeMs": ended_at - started_at,
+                "abortedLastRun": ending.status in ("killed", "timeout"),
+            }
         try:
-            if not self._concurrent(run):
-                await self._write_status(
-                    run,
-                    status=ending.status,
-                    endedAt=ended_at,
-                    runtimeMs=ended_at - started_at,
-                    abortedLastRun=ending.status in ("killed", "timeout"),
-                )
+            await self._write_end(run, status, outcome)
         except Exception as error:
             log.warning("run %s: end status not stored: %s", run.run_id, error)
         run.state = RunState.ENDED  # the session's row no longer counts it as active
@@ -273,7 +281,7 @@ class RunExecution:
         await self._guard(
             self._notifier.changed(run.session_key, reason="send", phase=phase, run_id=run.run_id)
         )
-        self._on_ended(run, self._outcome(run, ending, ended_at=ended_at))
+        self._on_ended(run, outcome)
 
     def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:
         return RunOutcome(
@@ -288,6 +296,28 @@ class RunExecution:
             error=ending.error,
             usage=ending.usage,
         )
+
+    async def _write_end(self, run: Run, status: JSONObject | None, outcome: RunOutcome) -> None:
+        """The session's end ``status`` and the run's idempotency outcome, in one transaction.
+        A run beside another one (``status`` ``None``) writes neither: the status is left to
+        the other run, and the manager stores the outcome once this run has ended, so that
+        the other run, ending too, sees this one as ended rather than still running."""
+        if status is None:
+            return
+        key_store = self._keys if run.key_pending else None
+        await self._services.call(self._end_now, run, status, outcome, key_store)
+        run.key_pending = False
+
+    def _end_now(
+        self, run: Run, status: JSONObject, outcome: RunOutcome, key_store: RunKeys | None
+    ) -> None:
+        with self._services.catalog.transaction() as work:
+            try:
+                work.patch(run.session_key, status, create=False)
+            except SessionNotFound:  # deleted mid-run; its key still gets the outcome
+                log.info("run %s: session gone, end status not stored", run.run_id)
+            if key_store is not None:
+                key_store.settle(work.tx, run, outcome)
 
     async def _write_status(self, run: Run, **changes: JSON) -> bool:
         """Patch the run's session; whether it had never run before (no ``startedAt``)."""

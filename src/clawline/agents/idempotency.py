@@ -1,23 +1,45 @@
 """The idempotency cache: outcomes of ended runs, by dedupe key, for a while.
 
-``chat.send`` dedupes by its ``idempotencyKey``, ``agent`` by ``agent:<idempotencyKey>``.
-Runs that are still queued or running are tracked by the run manager itself (a repeat then
-answers ``in_flight``); once a run ends its outcome lands here and a repeat within
-:data:`IDEMPOTENCY_TTL_MS` replays it. At most :data:`IDEMPOTENCY_MAX_ENTRIES` outcomes are
-kept; the oldest go first.
+``chat.send`` dedupes by its ``idempotencyKey``, ``agent`` by ``agent:<idempotencyKey>``
+(:func:`dedupe_key`). Runs that are still queued or running are tracked by the run manager
+itself (a repeat then answers ``in_flight``); once a run ends its outcome lands here and a
+repeat within :data:`IDEMPOTENCY_TTL_MS` replays it. At most :data:`IDEMPOTENCY_MAX_ENTRIES`
+outcomes are kept in memory; the oldest go first.
+
+This cache is a front for speed: the store keeps every key with its outcome for the same
+window (:mod:`clawline.agents.run_keys`), so a key that was dropped here, or that a previous
+process recorded, is still found there.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from clawline.agents.run import RunOutcome
+from clawline.agents.run import Origin, RunOutcome
 from clawline.clock import Clock
 
-__all__ = ["IDEMPOTENCY_MAX_ENTRIES", "IDEMPOTENCY_TTL_MS", "IdempotencyCache"]
+__all__ = [
+    "IDEMPOTENCY_MAX_ENTRIES",
+    "IDEMPOTENCY_TTL_MS",
+    "IdempotencyCache",
+    "dedupe_key",
+    "replayable",
+]
 
 IDEMPOTENCY_TTL_MS = 5 * 60 * 1000
 IDEMPOTENCY_MAX_ENTRIES = 1000
+
+
+def dedupe_key(origin: Origin, idempotency_key: str) -> str:
+    """The key a run is deduped under: ``chat`` runs by the key itself, others prefixed."""
+    return idempotency_key if origin == "chat" else f"{origin}:{idempotency_key}"
+
+
+def replayable(outcome: RunOutcome) -> bool:
+    """Whether a repeat of the run's key replays this outcome. A run that failed before it
+    started (its message could not be written, or it broke before running) is not kept: a
+    retry runs it."""
+    return outcome.started_at is not None or outcome.status != "failed"
 
 
 class IdempotencyCache:
@@ -38,9 +60,12 @@ class IdempotencyCache:
         self._expire()
         return len(self._entries)
 
-    def put(self, dedupe_key: str, outcome: RunOutcome) -> None:
+    def put(self, dedupe_key: str, outcome: RunOutcome, *, expires_at: int | None = None) -> None:
+        """Keep ``outcome`` until ``expires_at`` (default: :attr:`ttl_ms` from now)."""
         self._entries.pop(dedupe_key, None)
-        self._entries[dedupe_key] = (self._clock.now_ms() + self.ttl_ms, outcome)
+        if expires_at is None:
+            expires_at = self._clock.now_ms() + self.ttl_ms
+        self._entries[dedupe_key] = (expires_at, outcome)
         self._by_run[outcome.run_id] = dedupe_key
         self._expire()
         while len(self._entries) > self.max_entries:
@@ -50,7 +75,10 @@ class IdempotencyCache:
     def get(self, dedupe_key: str) -> RunOutcome | None:
         self._expire()
         found = self._entries.get(dedupe_key)
-        return None if found is None else found[1]
+        # An entry put with an earlier expiry than its predecessors may have passed it.
+        if found is None or found[0] <= self._clock.now_ms():
+            return None
+        return found[1]
 
     def by_run_id(self, run_id: str) -> RunOutcome | None:
         """The outcome of the latest cached run with this id."""
@@ -63,7 +91,8 @@ class IdempotencyCache:
             del self._by_run[outcome.run_id]
 
     def _expire(self) -> None:
-        # Entries are kept in insertion order and share one TTL, so the expired ones lead.
+        # Entries are kept in insertion order and mostly share one TTL, so the expired ones
+        # lead (one put with an explicit expiry is caught by get).
         now = self._clock.now_ms()
         while self._entries:
             dedupe_key, (expires_at, outcome) = next(iter(self._entries.items()))

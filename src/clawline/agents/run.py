@@ -61,7 +61,8 @@ def terminal_status(*, error: bool, stop_reason: str | None, aborted: bool) -> S
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """How a run ended. Kept in the idempotency cache for replays and ``agent.wait``."""
+    """How a run ended. Kept in the idempotency cache and the store for replays and
+    ``agent.wait``."""
 
     run_id: str
     session_key: str
@@ -147,6 +148,9 @@ class Run:
     (see :meth:`RunManager.send`)."""
     session_id: str | None = None
     message_seq: int | None = None
+    key_pending: bool = False
+    """The run's idempotency key is in the store without its outcome yet (see
+    :mod:`clawline.agents.run_keys`)."""
     state: RunState = RunState.PENDING
     started_at: int | None = None
     stop: StopRequest | None = None

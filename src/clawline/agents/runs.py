@@ -5,7 +5,9 @@
   ``followup``); different sessions run concurrently.
 - Idempotency: a repeated key answers ``in_flight`` while its run is pending, queued or running
   and replays the cached terminal response for :data:`IDEMPOTENCY_TTL_MS` after it ended.
-  ``run_id`` is the idempotency key; the ``agent`` method dedupes under ``agent:<key>``.
+  ``run_id`` is the idempotency key; the ``agent`` method dedupes under ``agent:<key>``. The key
+  is stored with the run's user message and its outcome with the run's end
+  (:mod:`clawline.agents.run_keys`), so repeats are answered across restarts too.
 - ``send(..., bypass_queue=True)`` puts the run on the session's nested lane: it starts without
   waiting for the session's other runs (agent-to-agent steps on a requester that is mid-turn;
   see :mod:`clawline.agents.lanes`).
@@ -31,7 +33,8 @@
   run has ended (e.g. stopping external agent processes).
 
 Runs live in memory: they survive neither a crash nor a restart (a graceful shutdown ends them
-as ``killed`` with their status written).
+as ``killed`` with their status written). Their idempotency keys do: after a crash, recovery
+ends the keys of the lost runs (a repeat replays ``lost: gateway restarted``).
 """
 
 from __future__ import annotations
@@ -45,7 +48,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from clawline import keys
 from clawline.agents.config import AgentSettings, effective_timeout_ms
 from clawline.agents.execution import RunExecution
-from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
+from clawline.agents.idempotency import (
+    IDEMPOTENCY_TTL_MS,
+    IdempotencyCache,
+    dedupe_key,
+    replayable,
+)
 from clawline.agents.inject import inject_message
 from clawline.agents.lanes import SessionLanes
 from clawline.agents.messages import (
@@ -65,6 +73,7 @@ from clawline.agents.run import (
     SendAck,
     StopRequest,
 )
+from clawline.agents.run_keys import RunKeys, stored_outcome
 from clawline.agents.runner import Runner
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
@@ -72,6 +81,7 @@ from clawline.agents.turn import AgentRunner
 from clawline.errors import InvalidField
 from clawline.sessions.notify import SessionNotifier
 from clawline.sessions.transcript import TranscriptEvent
+from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
@@ -104,6 +114,7 @@ class RunManager:
         )
         self._notifier = SessionNotifier(services)
         self._cache = IdempotencyCache(services.clock)
+        self._keys = RunKeys(services.store, services.clock, self._cache.ttl_ms)
         self._active: dict[str, Run] = {}
         """Pending, queued and running runs by dedupe key."""
         self._waiters: dict[str, list[asyncio.Future[RunOutcome]]] = {}
@@ -122,6 +133,7 @@ class RunManager:
             on_ended=self._ended,
             concurrent=lambda run: self._lanes.running_besides(run),
             on_first_run=self._first_run,
+            keys=self._keys,
         )
         limits = {"subagent": self.config.defaults.subagents.max_concurrent}
         self._lanes = SessionLanes(self._execution.execute, self._execution.fail, limits)
@@ -187,7 +199,7 @@ class RunManager:
             isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms < 0
         ):
             raise InvalidField("invalid timeoutMs (use an integer >= 0)")
-        dedupe = idempotency_key if origin == "chat" else f"{origin}:{idempotency_key}"
+        dedupe = dedupe_key(origin, idempotency_key)
         active = self._active.get(dedupe)
         if active is not None:
             return self._ack(active, "in_flight")
@@ -195,16 +207,7 @@ class RunManager:
         if cached is not None:
             done = asyncio.get_running_loop().create_future()
             done.set_result(cached)
-            response = cached.response()
-            return SendAck(
-                run_id=cached.run_id,
-                status=cached.reply_status,
-                cached=response,
-                message_seq=None,
-                accepted_at=cached.accepted_at,
-                session_key=cached.session_key,
-                done=done,
-            )
+            return self._replay(cached, done)
         run = Run(
             run_id=idempotency_key,
             dedupe_key=dedupe,
@@ -239,6 +242,18 @@ class RunManager:
         ``agents.defaults``/``agents.list`` say otherwise)."""
         return self.config.resolve_agent(keys.agent_id_of(key)).timeout_ms
 
+    @staticmethod
+    def _replay(outcome: RunOutcome, done: asyncio.Future[RunOutcome]) -> SendAck:
+        return SendAck(
+            run_id=outcome.run_id,
+            status=outcome.reply_status,
+            cached=outcome.response(),
+            message_seq=None,
+            accepted_at=outcome.accepted_at,
+            session_key=outcome.session_key,
+            done=done,
+        )
+
     def _ack(self, run: Run, status: str) -> SendAck:
         return SendAck(
             run_id=run.run_id,
@@ -250,15 +265,23 @@ class RunManager:
             done=run.done,
         )
 
-    def _prepare_now(self, key: str, data: JSONObject) -> tuple[str, TranscriptEvent, bool]:
-        """On the store thread: create the entry when missing, append the user message."""
-        catalog = self._services.catalog
-        entry = catalog.get(key)
-        created = entry is None
-        if entry is None:
-            entry = catalog.patch(key, {}).after
-            assert entry is not None
-        event = catalog.append(key, MESSAGE_EVENT, data)
+    def _prepare_now(
+        self, run: Run, data: JSONObject
+    ) -> tuple[str, TranscriptEvent, bool] | IdempotencyRecord:
+        """On the store thread, in one transaction: claim the run's idempotency key, create
+        the entry when missing, append the user message. A key the store already holds is
+        returned instead (nothing written)."""
+        key = run.session_key
+        with self._services.catalog.transaction() as work:
+            held = self._keys.claim(work.tx, run)
+            if held is not None:
+                return held
+            entry = work.tx.get(key)
+            created = entry is None
+            if entry is None:
+                entry = work.patch(key, {}).after
+                assert entry is not None
+            event = work.append(key, MESSAGE_EVENT, data)
         return entry.session_id, event, created
 
     def _existing_now(self, key: str) -> tuple[str, None, bool]:
@@ -268,10 +291,10 @@ class RunManager:
     async def _accept(self, run: Run) -> SendAck:
         data = user_message(run.message, run.attachments)
         data["runId"] = run.run_id
-        prepared: tuple[str, TranscriptEvent | None, bool]
+        prepared: tuple[str, TranscriptEvent | None, bool] | IdempotencyRecord
         try:
             if run.message_seq is None:
-                prepared = await self._services.call(self._prepare_now, run.session_key, data)
+                prepared = await self._services.call(self._prepare_now, run, data)
             else:
                 prepared = await self._services.call(self._existing_now, run.session_key)
         except BaseException as error:
@@ -279,6 +302,9 @@ class RunManager:
             run.state = RunState.ENDED
             self._execution.fail(run, str(error) or type(error).__name__)
             raise
+        if isinstance(prepared, IdempotencyRecord):
+            return self._held(run, prepared)
+        run.key_pending = run.message_seq is None
         session_id, event, created = prepared
         run.session_id = session_id
         if event is not None:
@@ -296,18 +322,47 @@ class RunManager:
             self._execution.end_unstarted(run)
         return self._ack(run, "started")
 
-    def _ended(self, run: Run, outcome: RunOutcome) -> None:
-        """Called once per run when its end is written: free the session, cache, notify."""
+    def _held(self, run: Run, record: IdempotencyRecord) -> SendAck:
+        """The store already holds the run's key (a previous process's run, or one the cache
+        dropped): answer with that run instead; ``run`` never starts."""
         run.state = RunState.ENDED
         if self._active.get(run.dedupe_key) is run:
             del self._active[run.dedupe_key]
-        if outcome.started_at is not None or outcome.status != "failed":
-            self._cache.put(run.dedupe_key, outcome)
+        outcome = stored_outcome(record)
+        if outcome is None:
+            # Live, yet not one of ours: another gateway's run, or one whose end could not be
+            # written (recovery ends it at the next start). Its end is not heard of here.
+            return SendAck(
+                run_id=record.run_id,
+                status="in_flight",
+                cached=None,
+                message_seq=None,
+                accepted_at=record.accepted_at,
+                session_key=record.session_key,
+                done=run.done,
+            )
+        self._cache.put(run.dedupe_key, outcome, expires_at=record.expires_at)
+        self._resolve(run, outcome)
+        return self._replay(outcome, run.done)
+
+    def _resolve(self, run: Run, outcome: RunOutcome) -> None:
         if not run.done.done():
             run.done.set_result(outcome)
         for waiter in self._waiters.pop(run.run_id, []):
             if not waiter.done():
                 waiter.set_result(outcome)
+
+    def _ended(self, run: Run, outcome: RunOutcome) -> None:
+        """Called once per run when its end is written: free the session, cache, notify."""
+        run.state = RunState.ENDED
+        if self._active.get(run.dedupe_key) is run:
+            del self._active[run.dedupe_key]
+        if run.key_pending:  # ended without running, or its end could not be written
+            run.key_pending = False
+            self._settle_later(run, outcome)
+        if replayable(outcome):
+            self._cache.put(run.dedupe_key, outcome)
+        self._resolve(run, outcome)
         for hook in list(self._end_hooks):
             try:
                 pending = hook(run, outcome)
@@ -318,6 +373,19 @@ class RunManager:
                 task = asyncio.ensure_future(pending)
                 self._hook_tasks.add(task)
                 task.add_done_callback(self._hook_done)
+
+    def _settle_later(self, run: Run, outcome: RunOutcome) -> None:
+        """Store the outcome of the run's key in a task of its own (:meth:`shutdown` waits)."""
+
+        async def settle() -> None:
+            try:
+                await self._services.call(self._keys.settle_now, run, outcome)
+            except Exception as error:
+                log.warning("run %s: idempotency outcome not stored: %s", run.run_id, error)
+
+        task = asyncio.ensure_future(settle())
+        self._hook_tasks.add(task)
+        task.add_done_callback(self._hook_tasks.discard)
 
     def on_first_run(self, hook: Callable[[Run], Awaitable[None]]) -> None:
         """Await ``hook(run)`` when a run starts on a session that has not run before (new,
@@ -383,6 +451,8 @@ class RunManager:
         """The run's outcome once it ended; ``None`` when ``timeout_ms`` passes first."""
         cached = self._cache.by_run_id(run_id)
         active = next((run for run in self.active_runs() if run.run_id == run_id), None)
+        if active is None and cached is None:
+            cached = await self._services.call(self._keys.find_now, run_id)
         if active is None and cached is not None:
             return cached
         waiter: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()

@@ -20,6 +20,7 @@
     [tools.agentToAgent]         # enabled = false, allow = []
     [tools.sessions]             # visibility = "tree"
     [tools.subagents.tools]      # allow = [], deny = []
+    [tools.fs]                   # allowHardlinks = false (settings_fs)
     [session.agentToAgent]       # maxPingPongTurns = 5 (clamped 0..5)
     [session.threadBindings]     # + channels.<ch>[.accounts.<a>].threadBindings (settings_threads)
     [acp]                        # the acp spawn runtime (settings_acp)
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from clawline import keys
 from clawline.agents.config import effective_timeout_ms
 from clawline.agents.settings_acp import AcpConfig
+from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.settings_threads import ThreadBindingsConfig
 
 if TYPE_CHECKING:
@@ -96,7 +98,8 @@ class SubagentLimits:
     run_timeout_seconds: int = 0
     archive_after_minutes: int = 60
     allow_agents: tuple[str, ...] = ()
-    """Cross-agent spawn targets: ``()`` = only the requester's own agent, ``("*",)`` = any."""
+    """Cross-agent spawn targets: ``()`` = only the requester's own agent, ``("*",)`` = any
+    defined agent (:mod:`clawline.collab.agents_list`)."""
     require_agent_id: bool = False
 
     def allows_target(self, requester_agent_id: str, target_agent_id: str) -> bool:
@@ -178,6 +181,8 @@ class AgentEntry:
     timeout_seconds: int | None = None
     subagents: SubagentLimits | None = None
     tools: ToolPolicy = field(default_factory=ToolPolicy)
+    name: str | None = None
+    """The display name (``agents_list`` shows it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +201,8 @@ class AgentsConfig:
     """``session.threadBindings`` and ``channels.<ch>.threadBindings`` (resolve per account)."""
     acp: AcpConfig = field(default_factory=AcpConfig)
     """``[acp]``: the acp spawn runtime's policy and agent commands."""
+    fs: FsToolsConfig = field(default_factory=FsToolsConfig)
+    """``[tools.fs]``: workspace file access (hard links)."""
 
     @classmethod
     def from_raw(

@@ -28,6 +28,7 @@ from clawline.agents.settings import (
     Visibility,
 )
 from clawline.agents.settings_acp import parse_acp
+from clawline.agents.settings_fs import parse_fs_tools
 from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.agents.settings_values import config_error as _fail
 from clawline.agents.settings_values import table as _table
@@ -225,8 +226,18 @@ def _entries(
             timeout_seconds=_int(section, "timeoutSeconds", path, 0, _NO_MAX),
             subagents=subagents,
             tools=_tool_policy(section.get("tools"), f"{path}.tools"),
+            name=_name(section, path),
         )
     return out
+
+
+def _name(section: Mapping[str, Any], path: str) -> str | None:
+    value = section.get("name")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _fail(f"{path}.name", "must be a string")
+    return value.strip() or None
 
 
 def _tools(raw: Mapping[str, Any]) -> tuple[AgentToAgentPolicy, Visibility, ToolPolicy]:
@@ -273,4 +284,5 @@ def parse_agents_config(
         max_ping_pong_turns=_ping_pong(raw),
         thread_bindings=parse_thread_bindings(raw),
         acp=parse_acp(raw),
+        fs=parse_fs_tools(raw),
     )

@@ -6,8 +6,10 @@ One run = one turn:
    tools its session may use (:meth:`ToolRegistry.tools_for`) and its workspace;
 2. read the history (:func:`~clawline.agents.conversation.model_messages`) and build the system
    prompt: the agent's base prompt, then the run's ``extraSystemPrompt``;
-3. stream the model's answer (text → ``RunContext.emit_text``); when it asks for tools, append
-   the assistant tool-call message to the transcript, run each call (``agent`` tool events
+3. stream the model's answer (text → ``RunContext.emit_text``); when it asks for tools, give
+   each call an id unique in the conversation (:class:`~clawline.agents.call_ids.CallIds`: a
+   reused id is rewritten, the redo of a call cut off by a crash keeps its id), append the
+   assistant tool-call message to the transcript, run each call (``agent`` tool events
    ``start`` → ``result``, the result appended as a ``tool`` message) and call the model again;
 4. stop when the model answers without tool calls (that text is the run's reply, appended by
    the run manager), when a tool ends the turn (``sessions_yield``), or after
@@ -15,7 +17,8 @@ One run = one turn:
 
 A tool that raises is reported to the model as ``{status:"error", error:"<tool> failed:
 <message>"}`` (and logged); a provider error fails the run. Cancellation (abort, timeout,
-shutdown) propagates; a tool interrupted by it gets an error result in the transcript.
+shutdown) propagates; a tool interrupted by it gets an error result in the transcript, marked
+``interrupted`` (a stand-in: the tool may have taken effect, so a redo keeps the call's id).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clawline.agents.call_ids import CallIds
 from clawline.agents.conversation import (
     model_messages,
     result_text,
@@ -104,6 +108,7 @@ class AgentRunner:
         workspace = await asyncio.to_thread(ensure_workspace, workspace_for(agent, entry))
         history = await ctx.history(TURN_HISTORY_LIMIT)
         messages = model_messages(history, current_seq=ctx.message_seq)
+        call_ids = CallIds(history)
         system = system_prompt(agent, workspace, ctx.extra_system_prompt)
         tool_ctx = ToolContext(
             services=self._services,
@@ -128,10 +133,11 @@ class AgentRunner:
                 text = f"{reply.text}{ROUND_SEPARATOR}{note}" if reply.text else note
                 return RunOutput(text, "maxToolRounds", usage.to_json())
             rounds += 1
-            messages.append(ModelMessage("assistant", reply.text, tool_calls=reply.calls))
-            await ctx.append_message(tool_call_message(reply.text, reply.calls))
+            calls = [call_ids.assign(call) for call in reply.calls]
+            messages.append(ModelMessage("assistant", reply.text, tool_calls=calls))
+            await ctx.append_message(tool_call_message(reply.text, calls))
             ends_turn = False
-            for call in reply.calls:
+            for call in calls:
                 result = await self._call_tool(ctx, tools, call, tool_ctx)
                 messages.append(
                     ModelMessage(
@@ -195,7 +201,8 @@ class AgentRunner:
                 outcome: object = await tool.invoke(replace(base, tool_call_id=call.id), args)
             except asyncio.CancelledError:
                 interrupted = ToolResult.error(f"{call.name} was interrupted: the run was stopped")
-                await _best_effort(ctx.append_message(tool_result_message(call, interrupted)))
+                stand_in = tool_result_message(call, interrupted, interrupted=True)
+                await _best_effort(ctx.append_message(stand_in))
                 raise
             except Exception as error:
                 log.warning("run %s: tool %s failed", ctx.run_id, call.name, exc_info=True)

@@ -4,7 +4,10 @@
 
     clawline gateway listening on ws://127.0.0.1:18790
 
-and logs to stderr (never the token). SIGTERM or SIGINT stop it gracefully (exit 0).
+and logs to stderr (never the token). SIGTERM or SIGINT stop it gracefully (exit 0). One
+gateway serves a store: while another holds it, ``gateway run`` exits 1 with one line,
+``error: this store is in use by another gateway: pid … on … since … (ws://…)``; a gateway that
+loses the store's instance lock stops and exits 1 (``clawline.store.instance_lock``).
 
 ``gateway call METHOD`` prints the method's payload as JSON; a refusal prints
 ``error: <CODE> <message>`` on stderr and exits 1 (bad ``--params`` exits 2).

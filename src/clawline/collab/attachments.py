@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import errno
 import hashlib
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.collab.spawn_args import RawAttachment
 from clawline.types import JSONObject
 
@@ -168,15 +169,21 @@ def attachments_rel_dir(child_session_key: str) -> str:
 
 
 def write_attachments(workspace: Path, rel_dir: str, prepared: PreparedAttachments) -> None:
-    """Write the files (blocking); the directory must not exist yet."""
-    target = workspace / rel_dir
-    target.mkdir(parents=True, mode=0o700)
-    for item in prepared.files:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(target / item.name, flags, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(item.data)
+    """Write the files (blocking) into the real path ``workspace`` (created when missing);
+    the directory must not exist yet. Nothing on the way is followed, and each file is
+    created new (``O_EXCL``). Every failure is an ``OSError``: a symlink in the workspace
+    path or in ``rel_dir`` is ``ELOOP`` with the confined walk's text."""
+    try:
+        with ConfinedDir.open(workspace, create=True) as root:
+            root.make_new_dir(rel_dir, mode=0o700)
+            for item in prepared.files:
+                root.create(f"{rel_dir}/{item.name}", item.data, mode=0o600)
+    except ConfinedPathError as error:
+        raise OSError(errno.ELOOP, str(error)) from error
 
 
 def remove_attachments(workspace: Path, rel_dir: str) -> None:
-    shutil.rmtree(workspace / rel_dir, ignore_errors=True)
+    """Remove what :func:`write_attachments` wrote (blocking; errors are ignored), never
+    through a symlink."""
+    with contextlib.suppress(ConfinedPathError, OSError), ConfinedDir.open(workspace) as root:
+        root.remove_tree(rel_dir)

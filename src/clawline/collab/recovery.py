@@ -7,12 +7,18 @@ Runs live in memory, so after a restart nothing is running. Before the gateway s
    requester (unless the spawn asked for no completion message), and its child session's status
    becomes ``failed``; all in batches of :data:`RECOVERY_BATCH` records per transaction;
 2. every other session whose status is still ``running`` (its run died with the process)
-   becomes ``failed`` (``abortedLastRun: true``).
+   becomes ``failed`` (``abortedLastRun: true``);
+3. every stored idempotency key without an outcome (its run died with the process) gets the
+   outcome of a failed run with that same error, kept for the idempotency window from now, so
+   a retry of the key replays it instead of running again (:mod:`clawline.agents.run_keys`).
 
 The dispatcher then delivers every undelivered inbox row (:meth:`Announcer.start`).
 
-Recovery assumes one gateway per store: a second gateway process sharing the store would have
-its live runs declared lost.
+Recovery only ever touches runs of a gateway that is provably gone: it runs in the gateway's
+lifespan, which :func:`clawline.gateway.server.serve` starts only once it holds the store's
+instance lock (:mod:`clawline.store.instance_lock`). The lock is released by the kernel or the
+database server when its holder dies, so holding it proves that whoever left these runs active
+is no longer running them; a second gateway on the store is refused before it gets here.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clawline.collab.completion import lost_ending
+from clawline.agents import idempotency
+from clawline.agents.run_keys import lose_live_keys
+from clawline.collab.completion import LOST_ERROR, lost_ending
 from clawline.collab.ending import end_record
 from clawline.errors import SessionNotFound
 from clawline.store.base import SessionQuery
@@ -48,6 +56,8 @@ class Recovery:
     """Inbox rows written for them."""
     sessions_failed: int
     """Sessions moved from ``running`` to ``failed``."""
+    keys_lost: int = 0
+    """Idempotency keys of lost runs given their outcome."""
 
 
 def _lose(services: Services, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
@@ -109,17 +119,26 @@ def recover_now(services: Services) -> Recovery:
         ended, written = _lose(services, active[start : start + RECOVERY_BATCH], now)
         lost.extend(ended)
         announced += written
-    return Recovery(lost=lost, announced=announced, sessions_failed=_fail_running(services, now))
+    failed = _fail_running(services, now)
+    keys_lost = lose_live_keys(
+        services.store,
+        now=now,
+        ttl_ms=idempotency.IDEMPOTENCY_TTL_MS,
+        error=LOST_ERROR,
+        batch=RECOVERY_BATCH,
+    )
+    return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
 
 
 async def recover(services: Services) -> Recovery:
     result = await services.call(recover_now, services)
-    if result.lost or result.sessions_failed:
+    if result.lost or result.sessions_failed or result.keys_lost:
         log.warning(
             "recovery: %d subagent run(s) lost (%d completion(s) queued), %d session(s) marked"
-            " failed",
+            " failed, %d idempotency key(s) of lost runs ended",
             len(result.lost),
             result.announced,
             result.sessions_failed,
+            result.keys_lost,
         )
     return result

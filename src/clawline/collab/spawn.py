@@ -23,7 +23,11 @@ Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
    (<n>/<max>)`` — checked again inside the spawn transaction;
 5. ``forbidden``: ``sessions_spawn requires explicit agentId when requireAgentId is
    configured. Use agents_list to see allowed agent ids.``
-6. ``forbidden``: ``agentId is not allowed for sessions_spawn (allowed: <list|none>)``
+6. ``forbidden``: ``agentId is not allowed for sessions_spawn (allowed: <list|none>)``;
+   then a target the allowlist admits but no agent defines (not the requester's own agent,
+   the default agent or an ``[[agents.list]]`` id; ``"*"`` admits defined agents only):
+   ``agentId "<id>" is not in the configured agent registry (allowed: <targets|none>)``
+   (:mod:`clawline.collab.agents_list`);
 7. ``forbidden``: ``sessions_spawn sandbox="require" needs a sandboxed target runtime. …``
    (clawline has no sandboxed runtime, so ``require`` is always refused);
 8. ``error``: an unknown thinking level (``Invalid thinking level "<x>". Use one of: off,
@@ -37,6 +41,11 @@ Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
 
 Accepted: ``{status:"accepted", childSessionKey, runId, mode, note?, modelApplied?, warning?,
 attachments?}``; the run-mode note is omitted for a cron requester.
+
+Exactly once: a call whose spawn key (:mod:`clawline.collab.spawn_key`) is already recorded —
+the same call redone after a crash cut its turn off — creates and starts nothing and answers
+the original ``{status:"accepted", childSessionKey, runId, mode, note?}`` again, before any
+of the checks above (for either runtime).
 """
 
 from __future__ import annotations
@@ -49,8 +58,9 @@ from pathlib import Path
 from clawline import keys
 from clawline.agents.providers.base import ProviderError
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
-from clawline.agents.workspace import inside_workspace
+from clawline.agents.workspace import inside_workspace, workspace_for
 from clawline.channels.planning import bind_failed_text
+from clawline.collab.agents_list import not_in_registry, spawn_targets
 from clawline.collab.attachments import (
     AttachmentRefused,
     PreparedAttachments,
@@ -61,7 +71,7 @@ from clawline.collab.attachments import (
     write_attachments,
 )
 from clawline.collab.params import ArgumentError
-from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, spawn_acp
+from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, acp_accepted_again, spawn_acp
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
     SpawnRequest,
@@ -71,6 +81,7 @@ from clawline.collab.spawn_args import (
     tool_schema,
 )
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
+from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, max_children_text
 from clawline.collab.threads import (
@@ -80,6 +91,7 @@ from clawline.collab.threads import (
     session_mode_error,
 )
 from clawline.errors import ClawlineError, Conflict, LabelInUse
+from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -122,6 +134,30 @@ def invalid_agent_id(value: str) -> str:
     )
 
 
+def accepted_details(requester: str, child_key: str, run_id: str, mode: str) -> JSONObject:
+    """The accepted result's ``{status, childSessionKey, runId, mode, note?}``."""
+    details: JSONObject = {
+        "status": "accepted",
+        "childSessionKey": child_key,
+        "runId": run_id,
+        "mode": mode,
+    }
+    if mode == "session":
+        details["note"] = SESSION_MODE_NOTE
+    elif not keys.is_cron_key(requester):
+        details["note"] = RUN_MODE_NOTE
+    return details
+
+
+async def _accepted_again(ctx: ToolContext, record: SubagentRun) -> ToolResult:
+    """The result a spawn already recorded under this call's key answered."""
+    if record.runtime == "acp":
+        return ToolResult(await acp_accepted_again(ctx.services, record, RUN_MODE_NOTE))
+    mode = record.spawn_mode or "run"
+    requester = record.requester_session_key
+    return ToolResult(accepted_details(requester, record.child_session_key, record.run_id, mode))
+
+
 def _allowed_text(allow: tuple[str, ...]) -> str:
     """OpenClaw's list: lower-cased, each once, without ``*``; ``none`` when empty."""
     listed = dict.fromkeys(item.strip().lower() for item in allow if item.strip() != "*")
@@ -149,6 +185,9 @@ class SessionsSpawnTool:
         refusal = runtime_refusal(request)
         if refusal is not None:
             return _refused(refusal)
+        earlier = await earlier_spawn(ctx, ctx.services.catalog.canonical(ctx.session_key))
+        if earlier is not None:
+            return await _accepted_again(ctx, earlier)
         if request.runtime == "acp":
             return await spawn_acp(ctx, request, RUN_MODE_NOTE)
         return await _Spawn(ctx, request).run()
@@ -193,6 +232,9 @@ class _Spawn:
             return _refused(
                 f"agentId is not allowed for sessions_spawn (allowed: {allowed})", "forbidden"
             )
+        targets = spawn_targets(config, requester_agent, services.catalog.default_agent_id)
+        if target not in targets.defined:
+            return _refused(not_in_registry(target, targets), "forbidden")
         if request.sandbox == "require":
             return _refused(SANDBOX_REQUIRE, "forbidden")
         thinking = request.thinking.lower() if request.thinking is not None else None
@@ -205,7 +247,7 @@ class _Spawn:
         target_agent = config.resolve_agent(target)
         workspace = self.ctx.workspace
         if not inside_workspace(target_agent, workspace):
-            workspace = target_agent.workspace  # another agent's child works in its own files
+            workspace = workspace_for(target_agent, None)  # another agent's own files (real path)
         timeout = request.run_timeout_seconds
         plan = plan_child(
             requester=requester,
@@ -221,6 +263,7 @@ class _Spawn:
             expects_completion_message=request.expects_completion_message,
             model=model,
             thinking=thinking,
+            spawn_key=spawn_key(self.ctx),
         )
         thread: ThreadPlan | None = None
         if request.thread:
@@ -260,6 +303,8 @@ class _Spawn:
             await services.subagents.create(
                 plan, max_children=limits.max_children_per_agent, thread=thread
             )
+        except AlreadySpawned as error:
+            return await _accepted_again(self.ctx, error.record)
         except ChildLimitReached as error:
             return _refused(error.message, "forbidden")
         except LabelInUse as error:
@@ -325,16 +370,7 @@ class _Spawn:
             mode=plan.mode,
             runtime="subagent",
         )
-        details: JSONObject = {
-            "status": "accepted",
-            "childSessionKey": plan.child_key,
-            "runId": plan.run_id,
-            "mode": plan.mode,
-        }
-        if plan.mode == "session":
-            details["note"] = SESSION_MODE_NOTE
-        elif not keys.is_cron_key(self.requester):
-            details["note"] = RUN_MODE_NOTE
+        details = accepted_details(self.requester, plan.child_key, plan.run_id, plan.mode)
         if model_applied is not None:
             details["modelApplied"] = model_applied
         if warning is not None:

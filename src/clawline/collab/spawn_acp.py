@@ -38,6 +38,9 @@ run mode → the push-based announce note (not for a cron requester, nor with ``
 a thread → ``initial ACP task queued in isolated session; follow-ups continue in the bound
 thread.``; session mode → ``thread-bound ACP session stays active after this task; continue
 in-thread for follow-ups.``.
+
+A call whose spawn key is already recorded (:mod:`clawline.collab.spawn_key`) gets that
+child's accepted result again (:func:`acp_accepted_again`); no agent is started.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.acp.runtime_relay import ParentRelay, stream_log_path
@@ -59,6 +63,7 @@ from clawline.collab.spawn_acp_plan import (
 )
 from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
+from clawline.collab.spawn_key import AlreadySpawned, spawn_key
 from clawline.collab.threads import (
     ThreadPlan,
     ThreadRefusal,
@@ -66,7 +71,11 @@ from clawline.collab.threads import (
     session_mode_error,
 )
 from clawline.errors import ClawlineError
+from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.services import Services
 
 __all__ = [
     "ACP_BACKEND_MISSING",
@@ -74,6 +83,8 @@ __all__ = [
     "ACP_RUN_THREAD_NOTE",
     "ACP_SESSION_NOTE",
     "ACP_TARGET_REQUIRED",
+    "acp_accepted",
+    "acp_accepted_again",
     "spawn_acp",
 ]
 
@@ -101,6 +112,50 @@ ACP_SESSION_NOTE = (
 
 def _refused(message: str, code: str, status: str = "error", **extra: JSON) -> ToolResult:
     return ToolResult.error(message, status=status, errorCode=code, **extra)
+
+
+def acp_accepted(
+    requester: str,
+    child_key: str,
+    run_id: str,
+    mode: str,
+    *,
+    thread: bool,
+    log_path: str | None,
+    run_note: str,
+) -> JSONObject:
+    """The accepted result of an ACP spawn (module docstring)."""
+    details: JSONObject = {
+        "status": "accepted",
+        "childSessionKey": child_key,
+        "runId": run_id,
+        "mode": mode,
+    }
+    if mode == "session":
+        details["note"] = ACP_SESSION_NOTE
+    elif thread:
+        details["note"] = ACP_RUN_THREAD_NOTE
+    elif log_path is None and not keys.is_cron_key(requester):
+        details["note"] = run_note
+    if log_path is not None:
+        details["streamLogPath"] = log_path
+    return details
+
+
+async def acp_accepted_again(services: Services, record: SubagentRun, run_note: str) -> JSONObject:
+    """The accepted result of the ACP spawn that wrote ``record`` (only children without
+    ``streamTo: "parent"`` have one, so there is no stream log to name)."""
+    child = record.child_session_key
+    bound = await services.call(services.store.bindings.for_session, child, active_only=False)
+    return acp_accepted(
+        record.requester_session_key,
+        child,
+        record.run_id,
+        record.spawn_mode or "run",
+        thread=bool(bound),
+        log_path=None,
+        run_note=run_note,
+    )
 
 
 async def spawn_acp(ctx: ToolContext, request: SpawnRequest, run_note: str) -> ToolResult:
@@ -163,6 +218,7 @@ async def spawn_acp(ctx: ToolContext, request: SpawnRequest, run_note: str) -> T
         default_timeout_s=ctx.services.runs.config.resolve_agent(
             keys.agent_id_of(requester)
         ).subagents.run_timeout_seconds,
+        spawn_key=spawn_key(ctx),
     )
     return await _Start(ctx, plan, agent, thread, run_note).run()
 
@@ -215,6 +271,8 @@ class _Start:
             return _refused(refusal, "spawn_failed")
         try:
             child = await create_child(services, plan, self.thread)
+        except AlreadySpawned as error:
+            return ToolResult(await acp_accepted_again(services, error.record, self.run_note))
         except ChildRefused as error:
             return _refused(error.message, error.code)
         try:
@@ -297,18 +355,12 @@ class _Start:
 
     def _accepted(self, log_path: str | None) -> JSONObject:
         plan = self.plan
-        details: JSONObject = {
-            "status": "accepted",
-            "childSessionKey": plan.child_key,
-            "runId": plan.run_id,
-            "mode": plan.mode,
-        }
-        if plan.mode == "session":
-            details["note"] = ACP_SESSION_NOTE
-        elif self.thread is not None:
-            details["note"] = ACP_RUN_THREAD_NOTE
-        elif log_path is None and not keys.is_cron_key(plan.requester):
-            details["note"] = self.run_note
-        if log_path is not None:
-            details["streamLogPath"] = log_path
-        return details
+        return acp_accepted(
+            plan.requester,
+            plan.child_key,
+            plan.run_id,
+            plan.mode,
+            thread=self.thread is not None,
+            log_path=log_path,
+            run_note=self.run_note,
+        )

@@ -14,6 +14,11 @@
   Session-mode children are not announced (their output belongs to their thread).
 
 A failed start deletes all of it again (:func:`discard_child`).
+
+The record carries the spawn's key (:mod:`clawline.collab.spawn_key`); the transaction takes
+the requester's spawn lock first, and a key already recorded raises
+:class:`~clawline.collab.spawn_key.AlreadySpawned` and writes nothing. ``streamTo: "parent"``
+children have no record, hence no key.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from clawline import keys
 from clawline.acp.runtime_route import ACP_META
 from clawline.channels.planning import bind_failed_text
 from clawline.collab.spawn_args import SpawnRequest
+from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
 from clawline.sessions.entry import SessionEntry
@@ -68,6 +74,7 @@ class AcpChildPlan:
     expects_completion_message: bool
     stream_to_parent: bool
     resume_session_id: str | None
+    spawn_key: str | None = None
 
     @classmethod
     def build(
@@ -81,6 +88,7 @@ class AcpChildPlan:
         cwd: str,
         workspace_dir: str,
         default_timeout_s: int,
+        spawn_key: str | None = None,
     ) -> AcpChildPlan:
         timeout = request.run_timeout_seconds
         return cls(
@@ -100,6 +108,7 @@ class AcpChildPlan:
             expects_completion_message=request.expects_completion_message,
             stream_to_parent=request.stream_to == "parent",
             resume_session_id=request.resume_session_id,
+            spawn_key=None if request.stream_to == "parent" else spawn_key,
         )
 
     @property
@@ -145,6 +154,7 @@ class AcpChildPlan:
             runtime="acp",
             expects_completion_message=self.expects_completion_message and self.mode == "run",
             task_id=self.task_id,
+            spawn_key=self.spawn_key,
         )
 
     async def record_session(self, services: Services, acp_session_id: str | None) -> None:
@@ -161,9 +171,12 @@ class AcpChildPlan:
 async def create_child(
     services: Services, plan: AcpChildPlan, thread: ThreadPlan | None
 ) -> SessionEntry:
-    """Write the child, binding, task and record; raises :class:`ChildRefused`."""
+    """Write the child, binding, task and record; raises :class:`ChildRefused` or
+    :class:`~clawline.collab.spawn_key.AlreadySpawned`."""
     try:
         entry = await services.call(_create_now, services, plan, thread)
+    except AlreadySpawned:
+        raise
     except LabelInUse as error:
         raise ChildRefused(error.message, "spawn_failed") from error
     except Conflict as error:
@@ -183,6 +196,11 @@ async def create_child(
 def _create_now(services: Services, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
     with services.catalog.transaction() as work:
         tx = work.tx
+        if plan.spawn_key is not None:
+            tx.runs.count_active(plan.requester)  # the requester's spawn lock
+            earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
+            if earlier is not None:
+                raise AlreadySpawned(earlier)
         entry = work.patch(plan.child_key, plan.entry_changes(thread)).after
         assert entry is not None
         now = services.clock.now_ms()

@@ -54,6 +54,8 @@ class ChildPlan:
     expects_completion_message: bool
     model: str | None = None
     thinking: str | None = None
+    spawn_key: str | None = None
+    """The spawn's durable key (:mod:`clawline.collab.spawn_key`)."""
 
     @property
     def role(self) -> str:
@@ -116,6 +118,7 @@ def plan_child(
     expects_completion_message: bool,
     model: str | None = None,
     thinking: str | None = None,
+    spawn_key: str | None = None,
 ) -> ChildPlan:
     child_id = str(uuid.uuid4())
     return ChildPlan(
@@ -135,6 +138,7 @@ def plan_child(
         expects_completion_message=expects_completion_message,
         model=model,
         thinking=thinking,
+        spawn_key=spawn_key,
     )
 
 

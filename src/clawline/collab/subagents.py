@@ -42,6 +42,7 @@ from clawline.agents.run import Run, RunOutcome
 from clawline.collab.completion import Ending, ending_of, result_text
 from clawline.collab.ending import end_record
 from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
+from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, SessionNotFound
@@ -100,8 +101,9 @@ class SubagentRegistry:
         self, plan: ChildPlan, *, max_children: int, thread: ThreadPlan | None = None
     ) -> SubagentRun:
         """Write the child, its record, its task (and its thread binding) in one transaction.
-        Raises :class:`ChildLimitReached`, ``Conflict`` (the thread's conversation was bound
-        meanwhile) or another :class:`ClawlineError`."""
+        Raises :class:`~clawline.collab.spawn_key.AlreadySpawned` (the plan's spawn key is
+        recorded: nothing is written), :class:`ChildLimitReached`, ``Conflict`` (the thread's
+        conversation was bound meanwhile) or another :class:`ClawlineError`."""
         record = await self._services.call(self._create_now, plan, max_children, thread)
         await self._publish_created(plan.child_key)
         return record
@@ -113,6 +115,10 @@ class SubagentRegistry:
         with services.catalog.transaction() as work:
             tx = work.tx
             active = tx.runs.count_active(plan.requester)
+            if plan.spawn_key is not None:
+                earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
+                if earlier is not None:
+                    raise AlreadySpawned(earlier)
             if active >= max_children:
                 raise ChildLimitReached(active, max_children)
             changes = plan.entry_changes()
@@ -150,6 +156,7 @@ class SubagentRegistry:
                 spawn_mode=plan.mode,
                 expects_completion_message=plan.expects_completion_message,
                 task_id=plan.task_id,
+                spawn_key=plan.spawn_key,
             )
             tx.runs.insert(record)
         return record
@@ -436,7 +443,10 @@ class SubagentRegistry:
             # Strictly newer than the run it replaces, so "the child's newest run" (ordered by
             # createdAt, then run id) is the new one even within one millisecond.
             created = max(now, current.created_at + 1)
-            steered = replace(current, run_id=new_id, created_at=created, started_at=created)
+            # The spawn's key stays with the spawn's own record: a redo answers its result.
+            steered = replace(
+                current, run_id=new_id, created_at=created, started_at=created, spawn_key=None
+            )
             tx.runs.insert(steered)
             task = tx.tasks.get(current.task_id) if current.task_id else None
             if task is not None and not task.terminal:

@@ -6,7 +6,10 @@
   children nor undelivered completions of their own) are deleted — entry removed, transcript
   archived as ``sessions.delete`` does, thread bindings ended — and every run record of that
   child is dropped, in one transaction per child;
-- **inbox pruning**: delivered inbox rows older than :data:`INBOX_RETENTION_MS` are deleted.
+- **inbox pruning**: delivered inbox rows older than :data:`INBOX_RETENTION_MS` are deleted;
+- **idempotency key pruning**: stored run keys whose window has passed are deleted, at most
+  :data:`KEY_PRUNE_PASSES` transactions of :data:`~clawline.agents.run_keys.KEY_PRUNE_BATCH`
+  rows per sweep (lookups never return an expired key, so this only bounds the table).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from clawline.agents.run_keys import KEY_PRUNE_BATCH, prune_expired
 from clawline.errors import ClawlineError
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.notify import SessionNotifier
@@ -29,8 +33,10 @@ __all__ = [
     "ARCHIVE_SWEEP_INTERVAL_MS",
     "INBOX_PRUNE_BATCH",
     "INBOX_RETENTION_MS",
+    "KEY_PRUNE_PASSES",
     "archive_due_now",
     "prune_inbox_now",
+    "prune_keys",
     "run_sweepers",
     "sweep_once",
 ]
@@ -43,6 +49,7 @@ ARCHIVE_BATCH = 100
 INBOX_RETENTION_MS = 7 * 24 * 3600 * 1000
 """How long a delivered inbox row is kept (as long as a finished task)."""
 INBOX_PRUNE_BATCH = 1000
+KEY_PRUNE_PASSES = 10
 
 
 def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
@@ -76,11 +83,26 @@ def prune_inbox_now(services: Services, now: int) -> int:
         return tx.inbox.prune_delivered(now - INBOX_RETENTION_MS, INBOX_PRUNE_BATCH)
 
 
+async def prune_keys(services: Services, now: int) -> int:
+    """Delete expired idempotency keys, a batch per transaction; return how many."""
+    pruned = 0
+    for _ in range(KEY_PRUNE_PASSES):
+        count = await services.call(prune_expired, services.store, now, KEY_PRUNE_BATCH)
+        pruned += count
+        if count < KEY_PRUNE_BATCH:
+            break
+    return pruned
+
+
 async def sweep_once(services: Services) -> tuple[list[SessionEntry], int]:
-    """One archive sweep and one inbox prune; publishes the deletions."""
+    """One archive sweep, one inbox prune and a key prune; publishes the deletions. Returns
+    the archived entries and the number of inbox rows pruned."""
     now = services.clock.now_ms()
     deleted = await services.call(archive_due_now, services, now)
     pruned = await services.call(prune_inbox_now, services, now)
+    keys = await prune_keys(services, now)
+    if keys:
+        log.info("sweep: %d expired idempotency key(s) pruned", keys)
     notifier = SessionNotifier(services)
     for entry in deleted:
         try:

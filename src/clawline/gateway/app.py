@@ -3,6 +3,8 @@
 - WebSocket at ``/`` and ``/ws`` (OpenClaw clients dial one or the other);
 - ``/health``, ``/healthz``, ``/readyz`` → ``{"ok":true,"status":"live"}``;
 - ``/`` over plain HTTP → the web chat (``clawline.web``; static files under ``/static/``).
+
+Every request first passes the Origin and Host checks of :mod:`clawline.gateway.origin`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
@@ -23,6 +26,8 @@ from clawline import __version__
 from clawline.collab.bindings import run_thread_binding_sweeper
 from clawline.events import Audience
 from clawline.gateway.connection import Connection
+from clawline.gateway.origin import OriginHostCheck
+from clawline.gateway.pairing_watch import watch_pairings
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
 from clawline.services import Services
@@ -160,10 +165,14 @@ def create_app(gateway: Gateway) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         # Before serving: plugins start, then end what a crash left running and deliver
-        # pending completions.
+        # pending completions (serve() holds the store's instance lock by now, so whatever
+        # left runs active is gone).
         await gateway.services.plugins.startup(gateway.services)
         await gateway.services.announcer.start()
         ticker = asyncio.create_task(gateway.tick_loop())
+        pairing_watch = None
+        if gateway.settings.require_device:  # revocation reaches open connections
+            pairing_watch = asyncio.create_task(watch_pairings(gateway))
         stop_sweeps = asyncio.Event()
         binding_sweeper = asyncio.create_task(
             run_thread_binding_sweeper(gateway.services, stop_sweeps)
@@ -177,6 +186,10 @@ def create_app(gateway: Gateway) -> Starlette:
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
+            if pairing_watch is not None:
+                pairing_watch.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pairing_watch
             await gateway.run_shutdown_callbacks()
             stop_sweeps.set()
             await binding_sweeper
@@ -192,4 +205,9 @@ def create_app(gateway: Gateway) -> Starlette:
         WebSocketRoute("/", websocket),
         WebSocketRoute("/ws", websocket),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    check = Middleware(
+        OriginHostCheck,
+        allowed_origins=gateway.settings.allowed_origins,
+        allowed_hosts=gateway.settings.allowed_hosts,
+    )
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[check])

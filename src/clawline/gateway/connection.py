@@ -20,6 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from clawline.errors import ClawlineError, StoreError
 from clawline.events import Audience, Event
+from clawline.failure_log import log_failure, one_line
 from clawline.gateway.frames import (
     ErrorCode,
     FrameError,
@@ -30,7 +31,13 @@ from clawline.gateway.frames import (
     encode_ok,
     parse_request,
 )
-from clawline.gateway.handshake import Challenge, ConnectionInfo, accept_connect, has_scope
+from clawline.gateway.handshake import (
+    Challenge,
+    ConnectionInfo,
+    accept_connect,
+    admit_device,
+    has_scope,
+)
 from clawline.gateway.params import check
 from clawline.gateway.registry import Call
 from clawline.types import JSON
@@ -155,6 +162,12 @@ class Connection:
         task = asyncio.get_running_loop().create_task(self._ws.close(code, reason))
         task.add_done_callback(lambda _: None)
 
+    def disconnect(self, reason: str) -> None:
+        """Close with 1008 (policy) now, e.g. when the device's pairing was revoked."""
+        if not self._closing:
+            log.info("closing %s: %s", self.id, reason)
+            self._close_soon(CLOSE_POLICY, _close_reason(reason))
+
     # --- lifecycle -----------------------------------------------------------------------
 
     async def serve(self) -> None:
@@ -211,7 +224,8 @@ class Connection:
             await self._refuse(request.id, refusal, CLOSE_POLICY)
             return False
         try:
-            self.info = accept_connect(request.params, self.challenge, settings)
+            info = accept_connect(request.params, self.challenge, settings)
+            self.info = await admit_device(info, self._gateway.services, settings)
         except GatewayError as error:
             await self._refuse(request.id, error, CLOSE_POLICY)
             return False
@@ -265,8 +279,10 @@ class Connection:
         try:
             payload = await self._call(request)
         except GatewayError as error:
+            log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
             self.send_error(request.id, error, error.payload)
         except ClawlineError as error:
+            log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
             code = (
                 ErrorCode.UNAVAILABLE
                 if isinstance(error, StoreError)
@@ -283,6 +299,9 @@ class Connection:
             self.send_error(request.id, GatewayError("internal error", ErrorCode.UNAVAILABLE))
         else:
             self.send_response(request.id, payload)
+
+    def _refused(self, request: Request) -> str:
+        return f"{self.id}: {one_line(request.method)} refused"
 
     async def _call(self, request: Request) -> JSON:
         assert self.info is not None

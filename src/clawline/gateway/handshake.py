@@ -2,20 +2,32 @@
 
 ``connect.challenge`` → ``connect`` → ``hello-ok``. The connection's first request must be
 ``connect``; until it succeeds frames are limited to 64 KiB.
+
+With ``require_device``, :func:`accept_connect` grants no scopes at all; :func:`admit_device`
+then gives a verified device what its pairing allows (:mod:`clawline.pairing`): a paired device
+its requested scopes capped by the grant, an unpaired one none (and a pairing code in the
+gateway's log), a revoked one a ``NOT_PAIRED`` refusal.
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-from clawline.errors import InvalidInput
+from clawline.errors import ClawlineError, InvalidInput, StoreError
 from clawline.gateway.device import DeviceAuthError, v3_payload, verify_device
-from clawline.gateway.frames import GatewayError
+from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.params import P, check
+from clawline.gateway.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
 from clawline.gateway.settings import GatewaySettings
+from clawline.pairing.model import DeviceClaim, DeviceRevoked
+from clawline.pairing.registry import PairingRegistry, request_line
+
+if TYPE_CHECKING:
+    from clawline.services import Services
 
 __all__ = [
     "ADMIN",
@@ -26,21 +38,14 @@ __all__ = [
     "Challenge",
     "ConnectionInfo",
     "accept_connect",
+    "admit_device",
     "has_scope",
 ]
 
+log = logging.getLogger("clawline.gateway")
+
 SUPPORTED_PROTOCOLS = (3, 4)
-READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
-OPERATOR_SCOPES = (
-    READ,
-    WRITE,
-    ADMIN,
-    "operator.approvals",
-    "operator.pairing",
-    "operator.talk.secrets",
-)
 CLIENT_MODES = ("cli", "ui", "backend", "node", "worker", "probe", "test", "webchat")
-_IMPLIED = {ADMIN: (READ, WRITE, ADMIN), WRITE: (READ, WRITE), READ: (READ,)}
 
 _CLIENT = {
     "id": P.string(required=True, min_len=1, max_len=128),
@@ -82,11 +87,6 @@ _CONNECT = {
 }
 
 
-def has_scope(granted: frozenset[str], required: str) -> bool:
-    """``operator.admin`` implies write and read; ``operator.write`` implies read."""
-    return any(required in _IMPLIED.get(scope, (scope,)) for scope in granted)
-
-
 @dataclass(frozen=True, slots=True)
 class Challenge:
     nonce: str = field(default_factory=lambda: str(uuid.uuid4()))
@@ -103,6 +103,9 @@ class ConnectionInfo:
     caps: tuple[str, ...]
     auth_method: str
     device_id: str | None
+    device_public_key: str | None = None
+    requested_scopes: tuple[str, ...] = ()
+    """The ``scopes`` the client asked for (its grant may be less, see :func:`admit_device`)."""
 
     @property
     def client_id(self) -> str:
@@ -145,7 +148,7 @@ def accept_connect(
             raise GatewayError("unauthorized: gateway token mismatch")
         auth_method = "token"
     requested = list(params.get("scopes") or [])
-    device_id = None
+    device_id = public_key = None
     if params.get("device") is not None:
         device = check("connect", params["device"], _DEVICE)
         payload = v3_payload(
@@ -172,9 +175,10 @@ def accept_connect(
         except (DeviceAuthError, InvalidInput) as error:
             raise GatewayError(f"device authentication failed: {error}") from None
         device_id = device["id"]
+        public_key = device["publicKey"]
     granted = frozenset(scope for scope in requested if scope in OPERATOR_SCOPES)
-    if settings.require_device and device_id is None:
-        granted = frozenset()
+    if settings.require_device:
+        granted = frozenset()  # only a pairing grants scopes (admit_device)
     return ConnectionInfo(
         protocol=protocol,
         client=client,
@@ -183,4 +187,42 @@ def accept_connect(
         caps=tuple(params.get("caps") or ()),
         auth_method=auth_method,
         device_id=device_id,
+        device_public_key=public_key,
+        requested_scopes=tuple(requested),
     )
+
+
+async def admit_device(
+    info: ConnectionInfo, services: Services, settings: GatewaySettings
+) -> ConnectionInfo:
+    """``info`` with the scopes the device's pairing allows (``require_device`` only).
+
+    An unpaired device gets a pending request whose code is logged once, at WARNING, so it
+    shows on ``clawline gateway run``'s output; a revoked one is refused with ``NOT_PAIRED``.
+    """
+    if not settings.require_device or info.device_id is None or info.device_public_key is None:
+        return info
+    claim = DeviceClaim(
+        device_id=info.device_id,
+        public_key=info.device_public_key,
+        client_id=info.client_id,
+        client_mode=info.client_mode,
+        platform=str(info.client.get("platform") or ""),
+        display_name=info.client.get("displayName"),
+        requested_scopes=info.requested_scopes,
+    )
+    registry = PairingRegistry(services.store, clock=services.clock)
+    try:
+        admission = await services.call(registry.admit, claim)
+    except DeviceRevoked as error:
+        raise GatewayError(error.message, ErrorCode.NOT_PAIRED) from None
+    except StoreError:
+        log.exception("device pairing lookup failed")
+        raise GatewayError(
+            "device pairing is unavailable", ErrorCode.UNAVAILABLE, retryable=True
+        ) from None
+    except ClawlineError as error:
+        raise GatewayError(f"device pairing failed: {error.message}") from None
+    if admission.code is not None:
+        log.warning("%s", request_line(admission.pairing, admission.code))
+    return replace(info, scopes=admission.scopes)

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import uvicorn
 
+from clawline.errors import StoreError, StoreLockLost
 from clawline.gateway.app import Gateway, create_app
+from clawline.store.instance_lock import InstanceHolder, InstanceLock
 
 __all__ = ["bind_socket", "serve"]
 
@@ -26,11 +28,16 @@ error and the connection survives; larger ones are closed by the WebSocket layer
 
 
 class _NoFrameDumps(logging.Filter):
-    """Drop the websockets library's per-frame DEBUG records (``< %s`` / ``> %s`` with the frame
-    as argument): a ``connect`` frame carries the gateway token, and a frame dump shows it."""
+    """Drop the websockets library's DEBUG dumps of what crosses the wire — frames (``< %s``),
+    request lines and headers (``< GET %s HTTP/1.1``, ``< %s: %s``): a ``connect`` frame carries
+    the gateway token, and a client may send one in an ``Authorization`` or ``Cookie`` header."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.levelno == logging.DEBUG and record.msg in ("< %s", "> %s"))
+        return not (
+            record.levelno == logging.DEBUG
+            and isinstance(record.msg, str)
+            and record.msg.startswith(("< ", "> "))
+        )
 
 
 def _hide_frame_dumps() -> None:
@@ -56,6 +63,17 @@ def _write_runtime_file(path: Path, url: str) -> None:
     tmp.replace(path)
 
 
+def _remove_runtime_file(path: Path, url: str) -> None:
+    """Remove the runtime file if it still names this gateway (this process, this URL)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict) and data.get("pid") == os.getpid() and data.get("url") == url:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
 async def serve(
     gateway: Gateway,
     *,
@@ -65,9 +83,46 @@ async def serve(
     install_signal_handlers: bool = True,
 ) -> None:
     """Serve until ``stop`` is set, or until SIGINT/SIGTERM when signal handlers are installed.
-    Shutdown is graceful: the lifespan publishes ``shutdown`` and ends active runs."""
+    Shutdown is graceful: the lifespan publishes ``shutdown`` and ends active runs.
+
+    Every gateway starts here, so this is where it takes the store's instance lock, before the
+    lifespan recovers anything and before it serves; another gateway holding it raises
+    :class:`~clawline.errors.StoreInUse`. Losing the lock while serving stops the gateway and
+    raises :class:`~clawline.errors.StoreLockLost` once it has stopped (security.md)."""
     settings = gateway.settings
     sock = sock or bind_socket(settings.host, settings.port)
+    lock = gateway.services.store.instance_lock()
+    holder = InstanceHolder.this_process()
+    try:
+        await lock.acquire(holder)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        await _serve_holding(
+            gateway,
+            sock,
+            lock=lock,
+            holder=holder,
+            on_ready=on_ready,
+            stop=stop,
+            install_signal_handlers=install_signal_handlers,
+        )
+    finally:
+        await lock.release()
+        sock.close()
+
+
+async def _serve_holding(
+    gateway: Gateway,
+    sock: socket.socket,
+    *,
+    lock: InstanceLock,
+    holder: InstanceHolder,
+    on_ready: Callable[[str], None] | None,
+    stop: asyncio.Event | None,
+    install_signal_handlers: bool,
+) -> None:
     host, port = sock.getsockname()[:2]
     url = f"ws://{host}:{port}"
     config = uvicorn.Config(
@@ -97,6 +152,10 @@ async def serve(
             if server.should_exit:
                 return
             await asyncio.sleep(0.005)
+        try:
+            await lock.record(holder.serving(url))
+        except StoreError as error:
+            log.warning("could not record the URL with the instance lock: %s", error)
         _write_runtime_file(runtime_file, url)
         gateway.url = url
         log.info("listening on %s", url)
@@ -108,7 +167,24 @@ async def serve(
             await stop.wait()
             server.should_exit = True
 
-    helpers = [asyncio.create_task(announce()), asyncio.create_task(stop_when_told())]
+    lost: list[str] = []
+
+    async def stop_when_lock_lost() -> None:
+        reason = await lock.watch()
+        lost.append(reason)
+        log.critical(
+            "lost the instance lock of the store %s (%s): stopping, another gateway may take"
+            " the store over",
+            gateway.services.store.location,
+            reason,
+        )
+        server.should_exit = True
+
+    helpers = [
+        asyncio.create_task(announce()),
+        asyncio.create_task(stop_when_told()),
+        asyncio.create_task(stop_when_lock_lost()),
+    ]
     try:
         await server.serve(sockets=[sock])
     finally:
@@ -116,6 +192,9 @@ async def serve(
             helper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await helper
-        with contextlib.suppress(FileNotFoundError):
-            runtime_file.unlink()
-        sock.close()
+        _remove_runtime_file(runtime_file, url)
+    if lost:
+        raise StoreLockLost(
+            f"the gateway stopped: it lost the instance lock of {gateway.services.store.location}"
+            f" ({lost[0]})"
+        )

@@ -21,6 +21,7 @@ from clawline.gateway.frames import (
     MAX_PREAUTH_FRAME,
     TICK_INTERVAL_MS,
 )
+from clawline.gateway.origin import parse_allowed_hosts, parse_allowed_origins
 
 __all__ = ["DEFAULT_PORT", "GatewaySettings", "resolve_gateway_settings"]
 
@@ -38,13 +39,20 @@ class GatewaySettings:
     auth: AuthMode = "none"
     token: str | None = field(default=None, repr=False)
     require_device: bool = False
-    """Clear operator scopes of connections that present no device identity."""
+    """Grant operator scopes only to paired devices (see :mod:`clawline.pairing`)."""
+    allowed_origins: frozenset[str] = frozenset()
+    """``[gateway] allowedOrigins``: browser origins allowed besides the gateway's own page."""
+    allowed_hosts: frozenset[str] = frozenset()
+    """``[gateway] allowedHosts``: names the gateway answers to besides IP literals and
+    ``localhost`` (see :mod:`clawline.gateway.origin`)."""
     max_payload: int = MAX_PAYLOAD
     max_buffered_bytes: int = MAX_BUFFERED_BYTES
     preauth_frame_limit: int = MAX_PREAUTH_FRAME
     tick_interval_ms: int = TICK_INTERVAL_MS
     connect_timeout_s: float = 10.0
     max_inflight_requests: int = 64
+    pairing_check_interval_s: float = 2.0
+    """How often a ``require_device`` gateway re-reads its connected devices' pairings."""
 
     @property
     def host(self) -> str:
@@ -110,4 +118,6 @@ def resolve_gateway_settings(
         auth=cast(AuthMode, chosen_auth),
         token=chosen_token if chosen_auth == "token" else None,
         require_device=require_device,
+        allowed_origins=parse_allowed_origins(section.get("allowedOrigins", [])),
+        allowed_hosts=parse_allowed_hosts(section.get("allowedHosts", [])),
     )

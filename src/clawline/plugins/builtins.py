@@ -1,7 +1,8 @@
 """clawline's own built-ins, registered through the same hooks as any plugin.
 
 - gateway methods: every family of :mod:`clawline.gateway.methods`;
-- agent tools: the workspace file tools and the session tools of :mod:`clawline.collab`;
+- agent tools: the workspace file tools and the session tools of :mod:`clawline.collab`
+  (``agents_list`` among them);
 - channels: ``webchat``;
 - model providers: ``offline``, and the ``openai`` and ``anthropic`` APIs (the providers of
   ``[models.providers.<name>]`` tables are made from these on first use).
@@ -41,8 +42,9 @@ def register_gateway_methods(methods: MethodRegistry) -> None:
 def register_tools(tools: ToolRegistry) -> None:
     from clawline.agents.tools.files import file_tools
     from clawline.collab import collab_tools, subagent_tools
+    from clawline.collab.agents_list import AgentsListTool
 
-    for tool in [*file_tools(), *collab_tools(), *subagent_tools()]:
+    for tool in [*file_tools(), *collab_tools(), *subagent_tools(), AgentsListTool()]:
         tools.register(tool)
 
 

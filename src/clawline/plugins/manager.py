@@ -6,9 +6,10 @@
   so a plugin cannot take a built-in's name: the registry refuses it and that is logged.
 - **Lifecycle** hooks are called one plugin at a time, in pluggy's order. A hook that raises,
   sync or async, is logged with the plugin's name and skipped: the caller and the other
-  plugins carry on. A coroutine is awaited for at most ``hook_timeout_seconds`` (then
-  cancelled and logged), so a slow plugin cannot stall a run. Each plugin gets its own copy of
-  the event and its own :class:`HookContext`.
+  plugins carry on (a typed clawline error is one line at INFO or WARNING, any other exception
+  is ERROR with its traceback: :mod:`clawline.failure_log`). A coroutine is awaited for at most
+  ``hook_timeout_seconds`` (then cancelled and logged), so a slow plugin cannot stall a run.
+  Each plugin gets its own copy of the event and its own :class:`HookContext`.
 
 Hooks are called on the event loop; a plugin does blocking store work through
 ``await ctx.services.call(...)``.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from clawline.config import Settings
+from clawline.failure_log import log_failure
 from clawline.plugins import hookspecs
 from clawline.plugins.context import HookContext
 from clawline.plugins.loading import (
@@ -240,8 +242,9 @@ class PluginManager:
                 "plugin %s: %s hook timed out after %gs", name, hook, self.settings.hook_timeout_s
             )
             return False, None
-        except Exception:
-            log.exception("plugin %s: %s hook failed", name, hook)
+        except Exception as error:
+            # a typed refusal (bad input, missing session) is one line; a plugin's bug is ERROR
+            log_failure(log, error, f"plugin {name}: {hook} hook failed")
             return False, None
         return True, result
 

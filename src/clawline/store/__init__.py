@@ -1,7 +1,8 @@
 """Session stores: one interface (:class:`Store`), two backends.
 
 - SQLite (default): a file in the state directory, WAL mode.
-- PostgreSQL: for several gateway instances sharing one catalog.
+- PostgreSQL: one catalog several processes can share (served by one gateway at a time,
+  :mod:`clawline.store.instance_lock`).
 
 :func:`open_store` picks the backend from a URL.
 """

@@ -19,6 +19,7 @@ _CONTROLLER = "coalesce(controller_session_key, requester_session_key)"
 _COUNT_ACTIVE = (
     "SELECT count(*) FROM subagent_runs WHERE requester_session_key = ? AND ended_at IS NULL"
 )
+_BY_SPAWN_KEY = f"{_SELECT} WHERE requester_session_key = ? AND spawn_key = ?"
 
 
 class _RunSql:
@@ -64,6 +65,10 @@ class SqlRunReads(_RunSql, RunReads):
         rows = self._execute(self._d.q(_COUNT_ACTIVE), [requester_session_key])
         return int(rows[0][0])
 
+    def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:
+        found = self._runs(_BY_SPAWN_KEY, [requester_session_key, spawn_key])
+        return found[0] if found else None
+
     def active(self) -> list[SubagentRun]:
         return self._runs(f"{_SELECT} WHERE ended_at IS NULL ORDER BY created_at, run_id", [])
 
@@ -92,12 +97,15 @@ class SqlRunWrites(_RunSql, RunWrites):
             self._d.q(
                 f"INSERT INTO subagent_runs ({', '.join(RUN_COLUMNS)})"
                 f" VALUES ({self._d.marks(len(RUN_COLUMNS))})"
-                " ON CONFLICT (run_id) DO NOTHING RETURNING run_id"
+                " ON CONFLICT DO NOTHING RETURNING run_id"
             ),
             run_params(run, self._d),
         )
-        if not rows:
-            raise Conflict(f"subagent run already recorded: {run.run_id}")
+        if rows:
+            return
+        if run.spawn_key is not None and self.get(run.run_id) is None:
+            raise Conflict(f"subagent run already recorded for spawn key {run.spawn_key}")
+        raise Conflict(f"subagent run already recorded: {run.run_id}")
 
     def update(self, run: SubagentRun) -> None:
         params = run_params(run, self._d)
@@ -117,3 +125,9 @@ class SqlRunWrites(_RunSql, RunWrites):
         self._d.lock(self._execute, SPAWN_LOCK_CLASS, requester_session_key)
         rows = self._execute(self._d.q(_COUNT_ACTIVE), [requester_session_key])
         return int(rows[0][0])
+
+    def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:
+        found = self._runs(
+            f"{_BY_SPAWN_KEY}{self._d.for_update}", [requester_session_key, spawn_key]
+        )
+        return found[0] if found else None

@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # collab imports this module
         TaskReads,
         TaskWrites,
     )
+    from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
+    from clawline.store.instance_lock import InstanceLock
+    from clawline.store.pairing import PairingReads, PairingWrites
 
 __all__ = [
     "MAX_LINEAGE_PATH_BYTES",
@@ -153,6 +156,10 @@ class StoreTransaction(abc.ABC):
     runs: RunWrites
     inbox: InboxWrites
     bindings: BindingWrites
+    idempotency: IdempotencyWrites
+    """Run idempotency keys (:mod:`clawline.store.idempotency`)."""
+    pairings: PairingWrites
+    """Device pairings (:mod:`clawline.store.pairing`)."""
 
     @abc.abstractmethod
     def get(self, key: str) -> SessionEntry | None:
@@ -217,6 +224,10 @@ class Store(abc.ABC):
     inbox: InboxReads
     bindings: BindingReads
     """Reads of the collaboration tables (interfaces in :mod:`clawline.store.collab`)."""
+    idempotency: IdempotencyReads
+    """Run idempotency keys (:mod:`clawline.store.idempotency`)."""
+    pairings: PairingReads
+    """Device pairings (:mod:`clawline.store.pairing`)."""
 
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
@@ -228,6 +239,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def secret(self) -> bytes:
         """A per-store random secret (created on first use), e.g. for signing cursors."""
+
+    @abc.abstractmethod
+    def instance_lock(self) -> InstanceLock:
+        """A new (not yet taken) handle on the lock a gateway holds while it serves this store
+        (:mod:`clawline.store.instance_lock`)."""
 
     # --- sessions ------------------------------------------------------------------------
 

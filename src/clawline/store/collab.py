@@ -168,6 +168,10 @@ class RunReads(abc.ABC):
         """How many runs of this requester have not ended (one index-only query)."""
 
     @abc.abstractmethod
+    def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:
+        """The run this requester's spawn with ``spawn_key`` recorded, ended or not."""
+
+    @abc.abstractmethod
     def active(self) -> list[SubagentRun]:
         """Every run that has not ended, oldest first (start-up recovery)."""
 
@@ -189,8 +193,9 @@ class RunWrites(abc.ABC):
 
     @abc.abstractmethod
     def insert(self, run: SubagentRun) -> None:
-        """Raises :class:`~clawline.errors.Conflict` for a run id already recorded and
-        :class:`~clawline.errors.InvalidField` for a ``frozenResultText`` over 100 KiB."""
+        """Raises :class:`~clawline.errors.Conflict` for a run id already recorded (or a
+        ``spawn_key`` its requester already used) and :class:`~clawline.errors.InvalidField`
+        for a ``frozenResultText`` over 100 KiB."""
 
     @abc.abstractmethod
     def update(self, run: SubagentRun) -> None:
@@ -204,6 +209,11 @@ class RunWrites(abc.ABC):
         """Like :meth:`RunReads.count_active`, and serialises this requester's spawns across
         processes until the transaction ends, so a limit check and the insert that follows it
         cannot race. Take it at the same point in every transaction (e.g. first)."""
+
+    @abc.abstractmethod
+    def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:
+        """Like :meth:`RunReads.by_spawn_key`, the run locked for update. After
+        :meth:`count_active` it sees every spawn of the requester committed before."""
 
 
 # --- announce inbox -------------------------------------------------------------------------

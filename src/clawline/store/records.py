@@ -43,6 +43,10 @@ class SubagentRun:
 
     ``controller_session_key`` ``None`` means the requester controls the run (see
     :attr:`controller`). ``ended_at is None`` means the run is active.
+
+    ``spawn_key`` is the spawn's durable key, ``<requester session id>/<tool call id>``
+    (:mod:`clawline.collab.spawn_key`): unique per requester, so a spawn redone after a crash
+    finds the child it already made. ``None`` for runs recorded without one.
     """
 
     run_id: str
@@ -71,6 +75,7 @@ class SubagentRun:
     frozen_result_text: str | None = None
     completion_announced_at: EpochMs | None = None
     task_id: str | None = None
+    spawn_key: str | None = None
 
     @property
     def controller(self) -> str:
@@ -110,6 +115,7 @@ class SubagentRun:
             "frozenResultText": self.frozen_result_text,
             "completionAnnouncedAt": self.completion_announced_at,
             "taskId": self.task_id,
+            "spawnKey": self.spawn_key,
         }
 
 

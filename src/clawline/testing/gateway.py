@@ -69,6 +69,8 @@ async def running_gateway(
         yield RunningGateway(url=ready.result(), gateway=gateway, services=services)
     finally:
         stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await server
-        services.close()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await server  # raises what stopped it, e.g. StoreInUse or StoreLockLost
+        finally:
+            services.close()

@@ -115,7 +115,7 @@ class WebFamily:
                 async with asyncio.timeout(FAMILY_TIMEOUT_S):
                     return await get_session_family(self, session_key)
             except TimeoutError:
-                log.error("[acp-chat] getSessionFamily failed: %s", TIMED_OUT)
+                log.warning("[acp-chat] getSessionFamily failed: %s", TIMED_OUT)
                 return {"success": False, "current": None, "children": [], "error": TIMED_OUT}
 
     async def ready(self) -> AgentFeatures:

@@ -72,6 +72,11 @@ class ModelMessage:
     """Tool messages: the tool's name."""
     is_error: bool = False
     """Tool messages: the result is an error."""
+    interrupted: bool = False
+    """Tool messages: a stand-in the turn loop wrote because the call was cut off (an abort, a
+    shutdown); the tool may or may not have taken effect."""
+    seq: int | None = None
+    """The message's transcript seq, when it was read from a transcript."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,17 @@ A message without directives is answered ``echo: <message>``. By turn kind
 - agent-to-agent reply step → ``REPLY_SKIP``, announce step → ``ANNOUNCE_SKIP`` (unless the
   message has a ``reply:`` directive);
 - completion event → ``ack: <task> <status>`` (one line), and a ``spawn <n> x:`` wave of an
-  earlier message resumes: it counts the accepted ``sessions_spawn`` results since that
-  message and spawns the rest, one call per round, until a spawn is refused.
+  earlier message resumes: it spawns the slots not yet accepted, one call per round, until a
+  spawn is refused.
+
+Wave slots: the k-th child of a wave is asked for by a call with the id
+``offline-wave-<w>-<k>`` (``<w>`` is the wave message's transcript seq, stable across turns and
+restarts), or ``offline-wave-<w>-<k>-r<n>`` after ``n`` refusals of that slot. A slot counts as
+done once a call of it has an accepted result. A call cut off before its result reached the
+transcript (a crash) has no result, so the slot is asked for again under the *same* id; the
+spawn is keyed by that id (:mod:`clawline.collab.spawn_key`) and answers the child it already
+made. So slot k is created at most once whatever the transcript lost, and the wave goes on
+with k+1. An ``interrupted`` stand-in result (an abort) is no refusal: it keeps the id too.
 
 Text is streamed word by word with ``delay_ms`` before each word, like the echo runner.
 """
@@ -21,6 +30,7 @@ import asyncio
 import functools
 import json
 import re
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
@@ -37,7 +47,7 @@ from clawline.agents.providers.base import (
     ToolSpec,
     Usage,
 )
-from clawline.agents.providers.offline_directives import SPAWN_TOOL, parse_directives
+from clawline.agents.providers.offline_directives import SPAWN_TOOL, Wave, parse_directives
 from clawline.agents.steps import (
     ANNOUNCE_SKIP,
     COMPLETION_EVENT_MARKER,
@@ -130,21 +140,47 @@ def _words(text: str) -> int:
 
 
 _ACCEPTED_PREFIX = '{"status": "accepted"'
+_SLOT_PREFIX = "offline-wave-"
+_SLOT = re.compile(r"(\d+)(?:-r\d+)?")
 
 
-def _accepted_spawns(messages: Sequence[ModelMessage]) -> int:
-    # Runs every round of a wave over the whole wave so far: look at spawn results only, and
-    # parse only those that can be acceptances and do not start like one.
-    count = 0
-    for message in messages:
-        content = message.content
-        if message.role != "tool" or message.name != SPAWN_TOOL or '"accepted"' not in content:
+def _accepted(content: str) -> bool:
+    if content.startswith(_ACCEPTED_PREFIX):
+        return True
+    return '"accepted"' in content and _status(_parsed(content)) == "accepted"
+
+
+def _wave_id(messages: Sequence[ModelMessage], origin: int) -> str:
+    """The wave's identity: its message's transcript seq (the index only for messages that
+    were not read from a transcript)."""
+    seq = messages[origin].seq
+    return str(seq) if seq is not None else f"i{origin}"
+
+
+def _next_slot(messages: Sequence[ModelMessage], origin: int, wave: Wave) -> ToolCall | None:
+    """The call for the wave's first slot without an accepted spawn; ``None`` when all are."""
+    # Runs every round of a wave over the whole wave so far: look at spawn results only.
+    wave_id = _wave_id(messages, origin)
+    prefix = f"{_SLOT_PREFIX}{wave_id}-"
+    accepted: set[int] = set()
+    refusals: Counter[int] = Counter()
+    for message in messages[origin:]:
+        call_id = message.tool_call_id or ""
+        if message.role != "tool" or message.name != SPAWN_TOOL or not call_id.startswith(prefix):
             continue
-        if content.startswith(_ACCEPTED_PREFIX):
-            count += 1
-        else:
-            count += _status(_parsed(content)) == "accepted"
-    return count
+        match = _SLOT.fullmatch(call_id, len(prefix))
+        if match is None:
+            continue
+        if _accepted(message.content):
+            accepted.add(int(match[1]))
+        elif not message.interrupted:
+            refusals[int(match[1])] += 1
+    slot = next((k for k in range(wave.count) if k not in accepted), None)
+    if slot is None:
+        return None
+    tries = refusals[slot]
+    call_id = f"{prefix}{slot}" + (f"-r{tries}" if tries else "")
+    return ToolCall(id=call_id, name=SPAWN_TOOL, arguments={"task": wave.task})
 
 
 def _parsed(content: str) -> object:
@@ -206,8 +242,9 @@ def plan_reply(system: str, messages: Sequence[ModelMessage]) -> Plan:
     if wave is not None and origin is not None:
         turn_results = [r for r in _results(turn) if r.name == SPAWN_TOOL]
         refused = bool(turn_results) and _status(turn_results[-1].details) != "accepted"
-        if not refused and _accepted_spawns(messages[origin:]) < wave.count:
-            plan = Plan(calls=[_call(SPAWN_TOOL, {"task": wave.task}, serial)])
+        slot_call = None if refused else _next_slot(messages, origin, wave)
+        if slot_call is not None:
+            plan = Plan(calls=[slot_call])
             if first_round and kind is not TurnKind.COMPLETION:
                 plan.calls[:0] = [
                     _call(tool.name, dict(tool.arguments), serial + 1 + n)

@@ -1,10 +1,15 @@
 """File tools confined to the agent's workspace: ``read_file``, ``write_file``, ``list_files``.
 
-Every path goes through :func:`clawline.agents.workspace.resolve_in_workspace` (relative only,
-no ``..``, no NUL, no symlink leading outside); files are opened with ``O_NOFOLLOW``. Sizes
-are bounded: a read returns at most :data:`MAX_READ_BYTES` (more with ``offset``), a write
-takes at most :data:`MAX_WRITE_BYTES`, a listing at most :data:`MAX_LIST_ENTRIES` entries.
-Blocking file work runs in a worker thread.
+Every access goes through :class:`clawline.agents.confined.ConfinedDir`: the workspace is
+opened without following a symlink, and a path below it is walked one component at a time
+from descriptors already held, so no swap of a directory for a symlink can redirect it. Paths
+are relative, without ``..``, NUL or empty components; a symlink inside the workspace is
+followed (resolved by the walk, not the kernel) and one leading outside it is refused. Files
+with more than one hard link are refused unless ``[tools.fs] allowHardlinks = true``. A write
+replaces the file atomically (a new file renamed over the old one); an append writes in place.
+Sizes are bounded: a read returns at most :data:`MAX_READ_BYTES` (more with ``offset``), a
+write takes at most :data:`MAX_WRITE_BYTES`, a listing at most :data:`MAX_LIST_ENTRIES`
+entries. Blocking file work runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -12,11 +17,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import BinaryIO
 
+from clawline.agents.confined import (
+    ConfinedDir,
+    ConfinedPathError,
+    Entry,
+    NotRegularFile,
+    split_path,
+)
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
-from clawline.agents.workspace import WorkspaceError, ensure_workspace, resolve_in_workspace
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -41,8 +51,16 @@ class _Refused(Exception):
     """A refusal the model should read (becomes an error result)."""
 
 
-def _relative(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix() or "."
+def _path(args: Mapping[str, JSON], *, listing: bool = False) -> str:
+    """The ``path`` argument, stripped and checked (relative, no ``..``, NUL or empty
+    components); a listing's default is the workspace itself."""
+    raw = args.get("path")
+    if raw is None and listing:
+        raw = ""
+    text = raw.strip() if isinstance(raw, str) else raw
+    split_path(text, allow_root=listing)
+    assert isinstance(text, str)
+    return text
 
 
 def _positive_int(args: Mapping[str, JSON], name: str) -> int | None:
@@ -60,16 +78,18 @@ def _pieces(handle: BinaryIO) -> Iterator[bytes]:
         yield piece
 
 
-def _read(root: Path, args: Mapping[str, JSON]) -> JSONObject:
-    path = resolve_in_workspace(root, args.get("path"))
+def _read(root: ConfinedDir, args: Mapping[str, JSON]) -> JSONObject:
+    raw = _path(args)
     offset = _positive_int(args, "offset") or 1
     limit = _positive_int(args, "limit")
-    if not path.exists():
-        raise _Refused(f"file not found: {args.get('path')}")
-    if not path.is_file():
-        raise _Refused(f"not a file: {args.get('path')}")
+    try:
+        handle, path = root.open_file(raw)
+    except (FileNotFoundError, NotADirectoryError):
+        raise _Refused(f"file not found: {raw}") from None
+    except NotRegularFile:
+        raise _Refused(f"not a file: {raw}") from None
     line, taken, chunks, used, truncated = 1, 0, [], 0, False
-    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+    with handle:
         for piece in _pieces(handle):
             if line >= offset:
                 if limit is not None and taken >= limit:
@@ -86,7 +106,7 @@ def _read(root: Path, args: Mapping[str, JSON]) -> JSONObject:
         size = os.fstat(handle.fileno()).st_size
     result: JSONObject = {
         "status": "ok",
-        "path": _relative(root, path),
+        "path": path,
         "content": b"".join(chunks).decode("utf-8", errors="replace"),
         "offset": offset,
         "size": size,
@@ -97,7 +117,7 @@ def _read(root: Path, args: Mapping[str, JSON]) -> JSONObject:
     return result
 
 
-def _write(root: Path, args: Mapping[str, JSON]) -> JSONObject:
+def _write(root: ConfinedDir, args: Mapping[str, JSON]) -> JSONObject:
     content = args.get("content")
     if not isinstance(content, str):
         raise _Refused("content must be a string")
@@ -107,74 +127,75 @@ def _write(root: Path, args: Mapping[str, JSON]) -> JSONObject:
     data = content.encode("utf-8")
     if len(data) > MAX_WRITE_BYTES:
         raise _Refused(f"content too large: {len(data)} bytes (max {MAX_WRITE_BYTES})")
-    path = resolve_in_workspace(root, args.get("path"))
-    if path.is_dir():
-        raise _Refused(f"is a directory: {args.get('path')}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not Path(os.path.realpath(path.parent)).is_relative_to(root):
-        raise WorkspaceError(f"path resolves outside the workspace: {args.get('path')}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
-    with os.fdopen(os.open(path, flags, 0o644), "wb") as handle:
-        handle.write(data)
-    return {"status": "ok", "path": _relative(root, path), "bytes": len(data), "appended": append}
+    raw = _path(args)
+    try:
+        path = root.append(raw, data) if append else root.replace(raw, data)
+    except NotRegularFile as error:
+        if error.is_directory:
+            raise _Refused(f"is a directory: {raw}") from None
+        raise
+    return {"status": "ok", "path": path, "bytes": len(data), "appended": append}
 
 
-def _entry(root: Path, entry: os.DirEntry[str]) -> JSONObject:
-    out: JSONObject = {"path": _relative(root, Path(entry.path))}
-    if entry.is_symlink():
-        out["type"] = "symlink"
-    elif entry.is_dir(follow_symlinks=False):
-        out["type"] = "dir"
-    elif entry.is_file(follow_symlinks=False):
-        out["type"] = "file"
-        out["size"] = entry.stat(follow_symlinks=False).st_size
-    else:
-        out["type"] = "other"
+def _entry(prefix: str, entry: Entry) -> JSONObject:
+    out: JSONObject = {"path": f"{prefix}{entry.name}", "type": entry.kind}
+    if entry.kind == "file":
+        out["size"] = entry.size
     return out
 
 
-def _list(root: Path, args: Mapping[str, JSON]) -> JSONObject:
-    raw = args.get("path")
-    path = resolve_in_workspace(root, "" if raw is None else raw, allow_root=True)
+def _list(root: ConfinedDir, args: Mapping[str, JSON]) -> JSONObject:
+    raw = _path(args, listing=True)
     recursive = args.get("recursive", False)
     if not isinstance(recursive, bool):
         raise _Refused("recursive must be true or false")
-    if not path.exists():
-        raise _Refused(f"directory not found: {args.get('path')}")
-    if not path.is_dir():
-        raise _Refused(f"not a directory: {args.get('path')}")
+    try:
+        path, listing = root.entries(raw)
+    except FileNotFoundError:
+        raise _Refused(f"directory not found: {raw}") from None
+    except NotADirectoryError:
+        raise _Refused(f"not a directory: {raw}") from None
     entries: list[JSON] = []
-    pending = [path]
-    truncated = False
-    while pending and not truncated:
-        with os.scandir(pending.pop(0)) as listing:
-            found = sorted(listing, key=lambda item: item.name)
-        for item in found:
+    pending: list[str] = []
+    directory, truncated = path, False
+    while True:
+        prefix = "" if directory == "." else f"{directory}/"
+        for item in sorted(listing, key=lambda entry: entry.name):
             if len(entries) >= MAX_LIST_ENTRIES:
                 truncated = True
                 break
-            entries.append(_entry(root, item))
-            if recursive and item.is_dir(follow_symlinks=False):
-                pending.append(Path(item.path))
-    return {
-        "status": "ok",
-        "path": _relative(root, path),
-        "entries": entries,
-        "truncated": truncated,
-    }
+            entries.append(_entry(prefix, item))
+            if recursive and item.kind == "dir":
+                pending.append(prefix + item.name)
+        if truncated or not pending:
+            break
+        directory = pending.pop(0)
+        try:
+            _, listing = root.entries(directory)
+        except (ConfinedPathError, OSError):
+            listing = []  # changed since it was listed: left out
+    return {"status": "ok", "path": path, "entries": entries, "truncated": truncated}
 
 
 class _FileTool:
     spec: ToolSpec
-    _work: Callable[[Path, Mapping[str, JSON]], JSONObject]
+    _work: Callable[[ConfinedDir, Mapping[str, JSON]], JSONObject]
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        allow_hardlinks = ctx.services.runs.config.fs.allow_hardlinks
+
         def work() -> JSONObject:
-            return type(self)._work(ensure_workspace(ctx.workspace), args)
+            with ConfinedDir.open(
+                ctx.workspace,
+                create=True,
+                symlinks="within",
+                allow_hardlinks=allow_hardlinks,
+            ) as root:
+                return type(self)._work(root, args)
 
         try:
             return ToolResult(await asyncio.to_thread(work))
-        except (WorkspaceError, _Refused) as error:
+        except (ConfinedPathError, _Refused) as error:
             return ToolResult.error(str(error))
         except OSError as error:
             return ToolResult.error(f"{self.spec.name}: {error.strerror or error}")

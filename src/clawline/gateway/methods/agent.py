@@ -17,6 +17,7 @@ from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import WRITE
 from clawline.gateway.methods.chat import send_through_runs
+from clawline.gateway.methods.sessions_common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
@@ -78,7 +79,7 @@ async def _session_key(call: Call) -> str:
             raise GatewayError(f"invalid agentId: {agent_id} (use [a-z0-9][a-z0-9_-]{{0,63}})")
         agent_id = agent_id.lower()
     if params.get("sessionKey") is not None:
-        key = services.catalog.canonical(params["sessionKey"])
+        key = required_key(call, "sessionKey")
         if agent_id is not None and keys.agent_id_of(key) != agent_id:
             raise GatewayError(
                 f"agent session key agent ({keys.agent_id_of(key)}) does not match "

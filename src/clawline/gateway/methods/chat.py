@@ -21,6 +21,7 @@ from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.agents.run import RunsClosed, SendAck
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, READ, WRITE, has_scope
+from clawline.gateway.methods.sessions_common import refuse_blank_key, required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
@@ -84,6 +85,7 @@ async def chat_send(call: Call) -> JSON:
     """``{runId, status:"started"}``; ``in_flight`` for a key whose run is still active; the
     cached terminal response for a key whose run ended in the last five minutes."""
     params = call.params
+    refuse_blank_key(call, "sessionKey")
     refuse_provenance(call)
     ack = await send_through_runs(
         call,
@@ -103,7 +105,7 @@ async def chat_send(call: Call) -> JSON:
 async def chat_history(call: Call) -> JSON:
     """The last ``limit`` messages of the session (unknown session: no messages)."""
     services = call.services
-    key = services.catalog.canonical(call.params["sessionKey"])
+    key = required_key(call, "sessionKey")
     entry = await services.call(services.catalog.get, key)
     result: JSONObject = {"sessionKey": key, "sessionId": None, "messages": []}
     if entry is not None:
@@ -123,6 +125,7 @@ async def chat_history(call: Call) -> JSON:
 @methods.method("chat.abort", scope=WRITE, schema=ABORT)
 async def chat_abort(call: Call) -> JSON:
     """Abort ``runId`` of the session, else every queued and running run of it."""
+    refuse_blank_key(call, "sessionKey")
     run_ids = await call.services.runs.abort(call.params["sessionKey"], call.params.get("runId"))
     return {"ok": True, "aborted": bool(run_ids), "runIds": list(run_ids)}
 
@@ -130,6 +133,7 @@ async def chat_abort(call: Call) -> JSON:
 @methods.method("chat.inject", scope=WRITE, schema=INJECT)
 async def chat_inject(call: Call) -> JSON:
     """Append an assistant message without running the agent."""
+    refuse_blank_key(call, "sessionKey")
     params = call.params
     stored = await call.services.runs.inject(
         params["sessionKey"], params["message"], params.get("label")

@@ -1,5 +1,5 @@
-"""Pieces the ``sessions.*`` method modules share: listing defaults, webchat refusals, the main
-session check, model resolution and the notifier."""
+"""Pieces the ``sessions.*`` method modules share: listing defaults, webchat refusals, the
+required session key, the main session check, model resolution and the notifier."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ __all__ = [
     "DEFAULT_MODEL_PROVIDER",
     "is_main_key",
     "notifier",
+    "refuse_blank_key",
     "refuse_webchat",
+    "required_key",
     "resolved_model",
     "session_defaults",
 ]
@@ -40,6 +42,21 @@ def refuse_webchat(call: Call, message: str) -> None:
         and info.client_id != CONTROL_UI_CLIENT_ID
     ):
         raise GatewayError(message)
+
+
+def refuse_blank_key(call: Call, name: str = "key") -> None:
+    """Refuse a session key that is empty after trimming, with the text the params check gives
+    an empty one. The catalog reads a blank key as the main session; a request that names a
+    session must name it, not fall through to the main one by mistake."""
+    value = call.params.get(name)
+    if isinstance(value, str) and not value.strip():
+        raise GatewayError(f"invalid {call.method} params: {name} must have at least 1 characters")
+
+
+def required_key(call: Call, name: str = "key") -> str:
+    """The canonical session key of a request's ``name`` param, refused when blank."""
+    refuse_blank_key(call, name)
+    return call.services.catalog.canonical(call.params[name])
 
 
 def is_main_key(call: Call, key: str) -> bool:

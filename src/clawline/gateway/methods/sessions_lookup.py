@@ -12,6 +12,7 @@ from clawline.agents.history import read_messages
 from clawline.errors import ClawlineError
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
+from clawline.gateway.methods.sessions_common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.sessions.catalog import SessionCatalog
@@ -150,7 +151,7 @@ def _previews(
     canonical: dict[str, str | None] = {}
     for raw in requested:
         try:
-            canonical[raw] = catalog.canonical(raw)
+            canonical[raw] = catalog.canonical(raw) if raw.strip() else None  # blank: no key
         except ClawlineError:
             canonical[raw] = None
     store = catalog.store
@@ -201,7 +202,7 @@ async def sessions_get(call: Call) -> JSON:
     derived title and last-message preview). Unknown key → ``No session found: <key>``."""
     services = call.services
     requested = call.params["key"]
-    key = services.catalog.canonical(requested)
+    key = required_key(call)
 
     def read() -> JSONObject:
         entry = services.store.get(key)

@@ -15,6 +15,7 @@ from another gateway incarnation.
 from __future__ import annotations
 
 from clawline.gateway.handshake import READ
+from clawline.gateway.methods.sessions_common import required_key
 from clawline.gateway.methods.system import replay_missed
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
@@ -67,7 +68,7 @@ async def sessions_unsubscribe(call: Call) -> JSON:
 
 @methods.method("sessions.messages.subscribe", scope=READ, schema={"key": _KEY, **_REPLAY})
 async def sessions_messages_subscribe(call: Call) -> JSON:
-    key = call.services.catalog.canonical(call.params["key"])
+    key = required_key(call)
     keys = call.connection.message_keys
     added = key not in keys
     keys.add(key)
@@ -81,9 +82,11 @@ async def sessions_messages_subscribe(call: Call) -> JSON:
 
 
 @methods.method(
-    "sessions.messages.unsubscribe", scope=READ, schema={"key": P.string(required=True)}
+    "sessions.messages.unsubscribe",
+    scope=READ,
+    schema={"key": P.string(required=True, min_len=1)},
 )
 async def sessions_messages_unsubscribe(call: Call) -> JSON:
-    key = call.services.catalog.canonical(call.params["key"])
+    key = required_key(call)
     call.connection.message_keys.discard(key)
     return {"subscribed": False, "key": key}

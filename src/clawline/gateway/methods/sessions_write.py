@@ -18,6 +18,7 @@ from clawline.gateway.methods.sessions_common import (
     is_main_key,
     notifier,
     refuse_webchat,
+    required_key,
     resolved_model,
 )
 from clawline.gateway.params import P
@@ -31,6 +32,8 @@ __all__ = ["PATCH_FIELDS", "methods"]
 methods = MethodRegistry()
 
 _KEY = P.string(max_len=keys.MAX_KEY_LENGTH)
+_REQUIRED_KEY = P.string(required=True, min_len=1)
+"""A key that names the session to change; blank after trimming is refused too."""
 _SETTING = P.string(nullable=True, max_len=256)
 _CHECKED_BY_CATALOG = P.anything()
 """Values whose exact error texts come from the catalog's change rules."""
@@ -192,14 +195,13 @@ async def sessions_create(call: Call) -> JSON:
 # --- sessions.patch --------------------------------------------------------------------------
 
 
-@methods.method(
-    "sessions.patch", scope=ADMIN, schema={"key": P.string(required=True), **PATCH_FIELDS}
-)
+@methods.method("sessions.patch", scope=ADMIN, schema={"key": _REQUIRED_KEY, **PATCH_FIELDS})
 async def sessions_patch(call: Call) -> JSON:
     refuse_webchat(call, WEBCHAT_PATCH)
     services = call.services
+    key = required_key(call)
     changes = {name: value for name, value in call.params.items() if name != "key"}
-    change = await services.call(services.catalog.patch, call.params["key"], changes)
+    change = await services.call(services.catalog.patch, key, changes)
     assert change.after is not None
     await notifier(call).changed(change.key, reason="patch")
     return {
@@ -225,7 +227,7 @@ def _delete(catalog: SessionCatalog, key: str, archive: bool) -> Change | None:
     "sessions.delete",
     scope=ADMIN,
     schema={
-        "key": P.string(required=True),
+        "key": _REQUIRED_KEY,
         "deleteTranscript": P.boolean(),
         "emitLifecycleHooks": P.boolean(),
     },
@@ -233,7 +235,7 @@ def _delete(catalog: SessionCatalog, key: str, archive: bool) -> Change | None:
 async def sessions_delete(call: Call) -> JSON:
     refuse_webchat(call, WEBCHAT_DELETE)
     services = call.services
-    key = services.catalog.canonical(call.params["key"])
+    key = required_key(call)
     if is_main_key(call, key):
         raise GatewayError(f"Cannot delete the main session ({key}).")
     archive = call.params.get("deleteTranscript", True)
@@ -257,11 +259,11 @@ async def sessions_delete(call: Call) -> JSON:
 @methods.method(
     "sessions.reset",
     scope=ADMIN,
-    schema={"key": P.string(required=True), "reason": P.string(choices=("new", "reset"))},
+    schema={"key": _REQUIRED_KEY, "reason": P.string(choices=("new", "reset"))},
 )
 async def sessions_reset(call: Call) -> JSON:
     services = call.services
-    key = services.catalog.canonical(call.params["key"])
+    key = required_key(call)
     await _stop_runs(call, key)
     change = await services.call(services.catalog.reset, key)
     assert change.after is not None

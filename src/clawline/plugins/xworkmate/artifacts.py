@@ -1,9 +1,10 @@
 """One artifact's description (§7.4): content type, size, digest, signed reference, and its
 content inlined as base64 when it is small enough.
 
-Files are opened with ``O_NOFOLLOW`` and must be regular files; the size and digest are those
-of the bytes actually read, so a file that changes between the scan and the read is described
-as it was read.
+Files are opened through :class:`~clawline.agents.confined.ConfinedDir` (no symlink followed
+by the kernel on the way) and must be regular files with one hard link (unless
+``[tools.fs] allowHardlinks``); the size and digest are those of the bytes actually read, so a
+file that changes between the scan and the read is described as it was read.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from clawline.plugins.xworkmate.envelope import XWorkmateError
-from clawline.plugins.xworkmate.paths import open_regular
+from clawline.agents.confined import ConfinedDir
 from clawline.plugins.xworkmate.refs import ArtifactRef, sign_ref, workspace_root_hash
 from clawline.plugins.xworkmate.scope import TaskScope
 from clawline.types import JSONObject
@@ -61,12 +61,12 @@ class FileRead:
     """The bytes, when the file was no larger than the inline limit."""
 
 
-def read_file(path: Path, *, inline_limit: int | None) -> FileRead:
-    """Digest (and, up to ``inline_limit`` bytes, content) of the regular file ``path``;
-    ``relativePath must point to a file`` for anything else, a symlink included."""
-    handle = open_regular(path)
-    if handle is None:
-        raise XWorkmateError(NOT_A_FILE)
+def read_file(directory: ConfinedDir, relative: str, *, inline_limit: int | None) -> FileRead:
+    """Digest (and, up to ``inline_limit`` bytes, content) of the regular file ``relative``
+    beneath ``directory``. Raises what :meth:`ConfinedDir.open_file` raises: a symlink
+    (:class:`~clawline.agents.confined.SymlinkRefused`), a hard link, not a regular file,
+    ``OSError``."""
+    handle, _ = directory.open_file(relative)
     digest = hashlib.sha256()
     kept: list[bytes] | None = [] if inline_limit is not None else None
     size = 0

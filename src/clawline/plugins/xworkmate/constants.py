@@ -38,7 +38,8 @@ METHOD_NAMES: tuple[str, ...] = (
 """The gateway methods, in the order the plugin registers them (§2)."""
 
 TASK_ID_PREFIX = "xworkmate-"
-"""The native task clawline creates on prepare is ``xworkmate-<runId>``."""
+"""The native task clawline creates on prepare is ``xworkmate-<runId>-<digest>``
+(:func:`clawline.plugins.xworkmate.native.native_task_id`)."""
 
 DEFAULT_MAX_FILES = 64
 DEFAULT_MAX_INLINE_BYTES = 10 * 1024 * 1024

@@ -2,20 +2,26 @@
 
 :func:`export_artifacts` is blocking (file system); the gateway methods run it in a worker
 thread. Options come from the request, then ``[plugins.xworkmate]``, then the defaults
-(:meth:`ExportOptions.from_params`).
+(:meth:`ExportOptions.from_params`). The workspace root is held open for the whole export and
+every file is reached from it without following a symlink
+(:class:`~clawline.agents.confined.ConfinedDir`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawline.agents.confined import (
+    ConfinedDir,
+    ConfinedPathError,
+    HardlinkRefused,
+    SymlinkRefused,
+)
 from clawline.plugins.xworkmate.artifacts import describe, read_file
 from clawline.plugins.xworkmate.envelope import (
-    XWorkmateError,
     non_negative_int,
     non_negative_number,
     optional_bool,
@@ -30,6 +36,7 @@ from clawline.plugins.xworkmate.scope import (
     normalize_extensions,
 )
 from clawline.plugins.xworkmate.settings import XWorkmateSettings
+from clawline.plugins.xworkmate.workspace import open_root
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -52,6 +59,7 @@ class ExportOptions:
     required_extensions: list[str] = field(default_factory=list)
     expected_counts: dict[str, int] = field(default_factory=dict)
     expected_dirs: list[str] = field(default_factory=list)
+    allow_hardlinks: bool = False
 
     @classmethod
     def from_params(
@@ -72,18 +80,28 @@ class ExportOptions:
             required_extensions=normalize_extensions(params.get("requiredArtifactExtensions")),
             expected_counts=normalize_extension_counts(params.get("expectedFileCountByExtension")),
             expected_dirs=expected_dirs,
+            allow_hardlinks=config.allow_hardlinks,
         )
 
 
-def expected_dir_status(root: Path, expected_dirs: list[str]) -> list[JSON]:
-    """``[{relativePath, exists}]``: which expected directories exist (as real directories)."""
-    return [{"relativePath": d, "exists": dir_status(root, d) == "dir"} for d in expected_dirs]
+def expected_dir_status(root: ConfinedDir | None, expected_dirs: list[str]) -> list[JSON]:
+    """``[{relativePath, exists}]``: which expected directories exist (as real directories)
+    in the workspace ``root`` (``None``: it does not exist)."""
+    return [
+        {"relativePath": d, "exists": root is not None and dir_status(root, d) == "dir"}
+        for d in expected_dirs
+    ]
 
 
 def base_result(
-    root: Path, scope: TaskScope, expected_dirs: list[str], warnings: list[str]
+    root: Path,
+    top: ConfinedDir | None,
+    scope: TaskScope,
+    expected_dirs: list[str],
+    warnings: list[str],
 ) -> JSONObject:
-    """The fields every artifact result shares (export, list, read)."""
+    """The fields every artifact result shares (export, list, read); ``top`` is ``root`` held
+    open (``None``: it does not exist)."""
     return {
         "runId": scope.run_id,
         "sessionKey": scope.session_key,
@@ -94,28 +112,27 @@ def base_result(
         "artifacts": [],
         "warnings": warnings,
         "expectedArtifactDirs": list(expected_dirs),
-        "expectedArtifactDirStatus": expected_dir_status(root, expected_dirs),
+        "expectedArtifactDirStatus": expected_dir_status(top, expected_dirs),
         "constraintSatisfied": True,
         "missingRequiredExtensions": [],
         "missingRequiredFileCounts": {},
     }
 
 
-def _effective_since(root: Path, scope: TaskScope, since_ms: float, prepared: bool) -> float:
+def _effective_since(root: ConfinedDir, scope: TaskScope, since_ms: float, prepared: bool) -> float:
     if since_ms <= 0:
         return since_ms
     if not prepared:
-        if root.is_dir():
-            make_directory(root, scope.relative)
+        make_directory(root, scope.relative)
         return since_ms
-    info = os.stat(root / scope.relative)
+    info = root.lstat(scope.relative)
     born = getattr(info, "st_birthtime", None)
     born_ms = born * 1000 if born else info.st_mtime_ns / 1_000_000
     return min(since_ms, born_ms)
 
 
 def _find(
-    root: Path, scope: TaskScope, options: ExportOptions, warnings: list[str]
+    root: ConfinedDir, scope: TaskScope, options: ExportOptions, warnings: list[str]
 ) -> list[Candidate]:
     status = dir_status(root, scope.relative)
     if status == "symlink":
@@ -126,7 +143,7 @@ def _find(
     found: list[Candidate] = []
     if prepared:
         found = scan_tree(
-            root / scope.relative, prefix="", since_ms=since, warnings=warnings, budget=budget
+            root, scope.relative, prefix="", since_ms=since, warnings=warnings, budget=budget
         )
     if not found and options.expected_dirs:
         found = scan_expected_dirs(
@@ -158,8 +175,20 @@ def export_artifacts(
     root: Path, scope: TaskScope, options: ExportOptions, secret: bytes
 ) -> JSONObject:
     """The export result (§7.4) of ``scope`` under the real workspace ``root``."""
+    try:
+        top = open_root(root, allow_hardlinks=options.allow_hardlinks)
+    except FileNotFoundError:
+        result = base_result(root, None, scope, options.expected_dirs, [NOT_PREPARED])
+        return _with_constraints(result, [], options)
+    with top:
+        return _export(root, top, scope, options, secret)
+
+
+def _export(
+    root: Path, top: ConfinedDir, scope: TaskScope, options: ExportOptions, secret: bytes
+) -> JSONObject:
     warnings: list[str] = []
-    candidates = _find(root, scope, options, warnings)
+    candidates = _find(top, scope, options, warnings)
     artifacts: list[JSONObject] = []
     for candidate in candidates:
         if len(artifacts) >= options.max_files:
@@ -167,13 +196,21 @@ def export_artifacts(
                 f"artifact limit reached; skipped remaining files after {options.max_files}"
             )
             break
+        shown = candidate.relative_path
         try:
             read = read_file(
-                candidate.path,
+                top,
+                candidate.location,
                 inline_limit=options.max_inline_bytes if options.include_content else None,
             )
-        except XWorkmateError:
-            warnings.append(f"skipped {candidate.relative_path}: no longer a regular file")
+        except SymlinkRefused:
+            warnings.append(f"skipped path outside workspace {shown}")
+            continue
+        except HardlinkRefused:
+            warnings.append(f"skipped hard-linked file {shown}")
+            continue
+        except (ConfinedPathError, OSError):
+            warnings.append(f"skipped {shown}: no longer a regular file")
             continue
         artifacts.append(
             describe(
@@ -186,7 +223,14 @@ def export_artifacts(
                 warnings=warnings,
             )
         )
-    result = base_result(root, scope, options.expected_dirs, warnings)
+    result = base_result(root, top, scope, options.expected_dirs, warnings)
+    return _with_constraints(result, artifacts, options)
+
+
+def _with_constraints(
+    result: JSONObject, artifacts: list[JSONObject], options: ExportOptions
+) -> JSONObject:
+    """``result`` with its artifacts and what they leave of the required constraints."""
     paths = [str(artifact["relativePath"]) for artifact in artifacts]
     missing = [
         ext for ext in options.required_extensions if not any(extension_of(p, [ext]) for p in paths)

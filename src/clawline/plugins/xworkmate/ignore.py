@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.plugins.xworkmate.constants import IGNORE_FILE_NAME, MAX_IGNORE_FILE_BYTES
-from clawline.plugins.xworkmate.paths import open_regular
 
 __all__ = ["IgnoreRules", "load_ignore_rules", "parse_ignore_rules"]
 
@@ -106,11 +105,12 @@ def parse_ignore_rules(text: str, warnings: list[str]) -> IgnoreRules:
     return IgnoreRules(tuple(directories), tuple(any_depth), tuple(root), frozenset(exact))
 
 
-def load_ignore_rules(root: Path, warnings: list[str]) -> IgnoreRules:
-    """The rules of ``root/artifact-ignore.md``; none when it is missing, not a regular file
-    (a symlink is never followed) or unreadable."""
-    handle = open_regular(root / IGNORE_FILE_NAME)
-    if handle is None:
+def load_ignore_rules(root: ConfinedDir, warnings: list[str]) -> IgnoreRules:
+    """The rules of ``artifact-ignore.md`` in ``root``; none when it is missing, not a regular
+    file (a symlink is never followed), hard-linked (unless allowed) or unreadable."""
+    try:
+        handle, _ = root.open_file(IGNORE_FILE_NAME)
+    except (ConfinedPathError, OSError):
         return IgnoreRules()
     with handle:
         try:

@@ -1,10 +1,15 @@
 """The native task record of an XWorkmate run (multisession-plugin.md §13).
 
 OpenClaw showed XWorkmate runs as "running" forever because no task record existed for them.
-clawline creates one when a run is prepared — ``taskId = "xworkmate-<runId>"``, runtime
-``cli``, ``running``, requested and owned by the session — and ends it when the run ends
-(``agent_end``), so ``xworkmate.tasks.get`` finds a real task with a real status. Being a
-``cli`` task, ``tasks.cancel`` of it also aborts the run in that session.
+clawline creates one when a run is prepared — runtime ``cli``, ``running``, requested and owned
+by the session — and ends it when the run ends (``agent_end``), so ``xworkmate.tasks.get`` finds
+a real task with a real status. Being a ``cli`` task, ``tasks.cancel`` of it also aborts the run
+in that session.
+
+Run ids are the app's and only unique within a session (every thread has its ``turn-1``), so
+the task id names both: ``xworkmate-<runId segment>-<16 hex of SHA-256(session key, runId)>``
+(:func:`native_task_id`). A second session preparing the same run id gets a task of its own,
+and a run's end finishes only its own session's task.
 
 Lookups are bound to the session: a task of another session is never returned. Blocking:
 call through ``services.call``.
@@ -12,9 +17,11 @@ call through ``services.call``.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from clawline.plugins.xworkmate.constants import TASK_ID_PREFIX
+from clawline.plugins.xworkmate.scope import safe_scope_segment
 from clawline.tasks.model import TaskRecord
 
 if TYPE_CHECKING:
@@ -38,8 +45,15 @@ END_STATUSES = {
 _SUMMARY_CHARS = 2048
 
 
-def native_task_id(run_id: str) -> str:
-    return TASK_ID_PREFIX + run_id
+_DIGEST_CHARS = 16
+
+
+def native_task_id(session_key: str, run_id: str) -> str:
+    """The task id of run ``run_id`` of the (canonical) ``session_key``: readable (the run id
+    as a path-safe segment), bounded, and distinct for every session/run pair."""
+    pair = f"{session_key}\x00{run_id}".encode()
+    digest = hashlib.sha256(pair).hexdigest()[:_DIGEST_CHARS]
+    return f"{TASK_ID_PREFIX}{safe_scope_segment(run_id)}-{digest}"
 
 
 def create_native_task(
@@ -47,7 +61,7 @@ def create_native_task(
 ) -> TaskRecord:
     """The run's task, created ``running`` unless it exists already (a repeated prepare)."""
     registry = services.tasks
-    task_id = native_task_id(run_id)
+    task_id = native_task_id(session_key, run_id)
     existing = registry.get(task_id)
     if existing is not None:
         return existing
@@ -75,7 +89,7 @@ def finish_native_task(
 ) -> TaskRecord | None:
     """End the run's task (if it has one, of this session, still active)."""
     registry = services.tasks
-    task = registry.get(native_task_id(run_id))
+    task = registry.get(native_task_id(session_key, run_id))
     if task is None or task.requester_session_key != session_key or task.terminal:
         return task
     return registry.finish(
@@ -94,17 +108,27 @@ def _belongs(task: TaskRecord | None, session_key: str) -> bool:
     )
 
 
+def _of_run(services: Services, session_key: str, run_id: str) -> TaskRecord | None:
+    """The session's newest task of ``run_id`` (other sessions may use the same run id)."""
+    for task in services.store.tasks.by_run_id(run_id):
+        if _belongs(task, session_key):
+            return task
+    return None
+
+
 def find_native_task(services: Services, session_key: str, token: str) -> TaskRecord | None:
-    """The session's task named by ``token`` (a task id, ``xworkmate-<token>``, then a run
-    id), or its latest task when ``token`` is empty."""
+    """The session's task named by ``token`` — a task id, the id of its run ``token``, a run
+    id, or ``xworkmate-<runId>`` — or its latest task when ``token`` is empty."""
     registry = services.tasks
     if not token:
         return registry.latest_for_session(session_key)
-    for candidate in (
-        registry.get(token),
-        registry.get(native_task_id(token)),
-        registry.by_run_id(token),
-    ):
-        if _belongs(candidate, session_key):
-            return candidate
-    return None
+    by_id = registry.get(token)
+    if _belongs(by_id, session_key):
+        return by_id
+    own = registry.get(native_task_id(session_key, token))
+    if _belongs(own, session_key):
+        return own
+    found = _of_run(services, session_key, token)
+    if found is None and token.startswith(TASK_ID_PREFIX):
+        found = _of_run(services, session_key, token[len(TASK_ID_PREFIX) :])
+    return found

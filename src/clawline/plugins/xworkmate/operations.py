@@ -22,7 +22,7 @@ from clawline.plugins.xworkmate.envelope import (
 from clawline.plugins.xworkmate.export import ExportOptions, expected_dir_status, export_artifacts
 from clawline.plugins.xworkmate.manifest import manifest_markdown
 from clawline.plugins.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
-from clawline.plugins.xworkmate.native import create_native_task, native_task_id
+from clawline.plugins.xworkmate.native import create_native_task
 from clawline.plugins.xworkmate.paths import make_directory
 from clawline.plugins.xworkmate.read import read_artifact
 from clawline.plugins.xworkmate.runs import record_run_started
@@ -33,7 +33,7 @@ from clawline.plugins.xworkmate.scope import (
 )
 from clawline.plugins.xworkmate.settings import XWorkmateSettings, plugin_settings
 from clawline.plugins.xworkmate.snapshot import collect_and_snapshot
-from clawline.plugins.xworkmate.workspace import resolve_root
+from clawline.plugins.xworkmate.workspace import open_root, resolve_root
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
@@ -127,6 +127,7 @@ async def read(services: Services, params: Params, *, root: Path | None = None) 
             expected_dirs=dirs,
             secret=config.signing_secret,
             max_inline_bytes=max_inline,
+            allow_hardlinks=config.allow_hardlinks,
         )
     )
 
@@ -154,8 +155,9 @@ def _schema_version(value: object) -> None:
 
 
 def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    directory = make_directory(root, scope.relative)
+    with open_root(root, create=True) as top:
+        directory = make_directory(top, scope.relative)
+        dir_status = expected_dir_status(top, dirs)
     return {
         "runId": scope.run_id,
         "sessionKey": scope.session_key,
@@ -167,7 +169,7 @@ def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
         "relativeArtifactDirectory": scope.relative,
         "warnings": [],
         "expectedArtifactDirs": list(dirs),
-        "expectedArtifactDirStatus": expected_dir_status(root, dirs),
+        "expectedArtifactDirStatus": dir_status,
     }
 
 
@@ -199,10 +201,10 @@ async def prepare(services: Services, params: Params) -> JSONObject:
         )
     )
     result = await asyncio.to_thread(_prepare_dirs, root, scope, dirs)
-    await services.call(create_native_task, services, canonical, run_id, app_key)
+    task = await services.call(create_native_task, services, canonical, run_id, app_key)
     await services.call(record_run_started, services, session_key, run_id)
     result["mapping"] = mapping.to_json()
     result["appThreadKey"] = app_key
     result["openclawSessionKey"] = session_key
-    result["taskId"] = native_task_id(run_id)
+    result["taskId"] = task.task_id
     return result

@@ -6,7 +6,7 @@ starts and when a run ends.
   has no app thread to record, so nothing is done for it. Failures are logged
   (``xworkmate session_start preparation failed: …``), never raised.
 - ``agent_end``: for a session with this plugin's data, record the run's end (§5) and
-  end its native task (``xworkmate-<runId>``): ``done`` → ``succeeded``, ``failed`` →
+  end its native task (the session's task of the run): ``done`` → ``succeeded``, ``failed`` →
   ``failed``, ``timeout`` → ``timed_out``, ``killed`` → ``cancelled``.
 """
 
@@ -31,7 +31,7 @@ from clawline.plugins.xworkmate.runs import record_run_ended
 from clawline.plugins.xworkmate.scope import TaskScope
 from clawline.plugins.xworkmate.settings import plugin_settings
 from clawline.plugins.xworkmate.tool import ArtifactsTool
-from clawline.plugins.xworkmate.workspace import resolve_root
+from clawline.plugins.xworkmate.workspace import open_root, resolve_root
 
 if TYPE_CHECKING:
     from clawline.agents.tools.registry import ToolRegistry
@@ -101,8 +101,8 @@ async def session_start(event: dict[str, Any], ctx: HookContext) -> None:
 
 
 def _make_scope(root: Path, scope: TaskScope) -> None:
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    make_directory(root, scope.relative)
+    with open_root(root, create=True) as top:
+        make_directory(top, scope.relative)
 
 
 def _text_of(content: object) -> str:

@@ -2,35 +2,46 @@
 ``artifactRef`` or by ``artifactScope`` + ``relativePath``.
 
 A path never leaves its scope: absolute paths, ``..`` segments and NULs are refused outright,
-and the file's real path (symlinks resolved) must stay inside the directory it was looked up
-in — ``relativePath must stay inside the workspace``. A path is looked up in the task scope
-first and, when no such file is there, under the workspace root inside one of the expected
-artifact directories (where export's fallback found it), and only a file that export's scan of
-that directory would consider (no ``.git``/``node_modules``/… on the way, not excluded by its
-``artifact-ignore.md``); the ``tasks/`` tree is never such a directory.
+and a symlink on the way may only lead to a place inside the directory it was looked up in —
+``relativePath must stay inside the workspace``. The symlinks are resolved by the confined walk
+(:class:`~clawline.agents.confined.ConfinedDir`, policy ``within``) from descriptors it holds,
+never by the kernel, so a swap while the file is opened cannot redirect the read. A hard-linked
+file is ``relativePath must not be hard-linked`` unless ``[tools.fs] allowHardlinks``. A path
+is looked up in the task scope first and, when no such file is there, under the workspace
+root inside one of the expected artifact directories (where export's fallback found it), and
+only a file that export's scan of that directory would consider (no
+``.git``/``node_modules``/… on the way, not excluded by its ``artifact-ignore.md``); the
+``tasks/`` tree is never such a directory.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clawline.plugins.xworkmate.artifacts import NOT_A_FILE, describe, read_file
+from clawline.agents.confined import (
+    ConfinedDir,
+    ConfinedPathError,
+    HardlinkRefused,
+    SymlinkRefused,
+)
+from clawline.plugins.xworkmate.artifacts import NOT_A_FILE, FileRead, describe, read_file
 from clawline.plugins.xworkmate.constants import TASK_SCOPE_ROOT
 from clawline.plugins.xworkmate.envelope import XWorkmateError, optional_string
 from clawline.plugins.xworkmate.export import base_result
-from clawline.plugins.xworkmate.paths import dir_status, is_within
+from clawline.plugins.xworkmate.paths import dir_status
 from clawline.plugins.xworkmate.refs import ArtifactRef, verify_ref
 from clawline.plugins.xworkmate.scan import exported_from_expected_dir, top_level_dirs
 from clawline.plugins.xworkmate.scope import TaskScope
+from clawline.plugins.xworkmate.workspace import open_root
 from clawline.types import JSONObject
 
 __all__ = ["read_artifact", "safe_relative_path"]
 
 OUTSIDE = "relativePath must stay inside the workspace"
+HARDLINKED = "relativePath must not be hard-linked"
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -50,34 +61,46 @@ def safe_relative_path(value: object) -> str:
 
 
 def _lookup_places(
-    root: Path, scope: TaskScope, relative: str, expected_dirs: list[str]
-) -> list[tuple[Path, str]]:
+    root: ConfinedDir, scope: TaskScope, relative: str, expected_dirs: list[str]
+) -> list[tuple[str, str]]:
     """Where ``relative`` may live, in order, as (directory, path inside it): the task scope,
     then the expected directory holding it. Each directory is real, reached without symlinks."""
-    places: list[tuple[Path, str]] = []
+    places: list[tuple[str, str]] = []
     if dir_status(root, scope.relative) == "dir":
-        places.append((root / scope.relative, relative))
+        places.append((scope.relative, relative))
     for directory in top_level_dirs(expected_dirs):
         if (
             directory.split("/", 1)[0] != TASK_SCOPE_ROOT
             and relative.startswith(directory)
             and dir_status(root, directory) == "dir"
         ):
-            base, inner = root / directory.rstrip("/"), relative[len(directory) :]
-            if exported_from_expected_dir(base, inner):
-                places.append((base, inner))
+            inner = relative[len(directory) :]
+            if exported_from_expected_dir(root, directory, inner):
+                places.append((directory.rstrip("/"), inner))
     return places
 
 
-def _locate(root: Path, scope: TaskScope, relative: str, expected_dirs: list[str]) -> Path:
+def _read_located(
+    root: ConfinedDir,
+    scope: TaskScope,
+    relative: str,
+    expected_dirs: list[str],
+    inline_limit: int,
+) -> FileRead:
+    """``relative`` read from the first place that has it; inside that place symlinks are
+    followed, one leading out of it is refused."""
     for base, inner in _lookup_places(root, scope, relative, expected_dirs):
-        path = base / inner
-        if not os.path.lexists(path):
+        try:
+            with root.opendir(base, symlinks="within") as place:
+                return read_file(place, inner, inline_limit=inline_limit)
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        real = Path(os.path.realpath(path))
-        if not is_within(Path(os.path.realpath(base)), real):
-            raise XWorkmateError(OUTSIDE)
-        return real
+        except SymlinkRefused:
+            raise XWorkmateError(OUTSIDE) from None
+        except HardlinkRefused:
+            raise XWorkmateError(HARDLINKED) from None
+        except (ConfinedPathError, OSError):
+            raise XWorkmateError(NOT_A_FILE) from None
     raise XWorkmateError(NOT_A_FILE)
 
 
@@ -101,6 +124,7 @@ def read_artifact(
     expected_dirs: list[str],
     secret: bytes,
     max_inline_bytes: int,
+    allow_hardlinks: bool = False,
 ) -> JSONObject:
     """The read result: the export shape with one artifact, inlined up to
     ``max_inline_bytes``."""
@@ -114,22 +138,26 @@ def read_artifact(
             raise XWorkmateError("artifactScope or artifactRef required")
         scope.check_supplied(params.get("artifactScope"))
         relative = safe_relative_path(params.get("relativePath"))
-    path = _locate(root, scope, relative, expected_dirs)
-    read = read_file(path, inline_limit=max_inline_bytes)
-    if ref is not None and (ref.size_bytes != read.size or ref.sha256 != read.sha256):
-        raise XWorkmateError("artifactRef does not match file content")
-    warnings: list[str] = []
-    artifact = describe(
-        root=root,
-        scope=scope,
-        relative_path=relative,
-        read=read,
-        secret=secret,
-        include_content=True,
-        warnings=warnings,
-    )
-    if ref is not None:
-        artifact["artifactRef"] = token
-    result = base_result(root, scope, expected_dirs, warnings)
+    try:
+        top = open_root(root, allow_hardlinks=allow_hardlinks)
+    except FileNotFoundError:
+        raise XWorkmateError(NOT_A_FILE) from None
+    with top:
+        read = _read_located(top, scope, relative, expected_dirs, max_inline_bytes)
+        if ref is not None and (ref.size_bytes != read.size or ref.sha256 != read.sha256):
+            raise XWorkmateError("artifactRef does not match file content")
+        warnings: list[str] = []
+        artifact = describe(
+            root=root,
+            scope=scope,
+            relative_path=relative,
+            read=read,
+            secret=secret,
+            include_content=True,
+            warnings=warnings,
+        )
+        if ref is not None:
+            artifact["artifactRef"] = token
+        result = base_result(root, top, scope, expected_dirs, warnings)
     result["artifacts"] = [artifact]
     return result

@@ -9,26 +9,26 @@ Two scans, both confined to real directories (no symlinked component anywhere):
    ``tasks/`` tree is never an expected directory, so earlier task scopes are never adopted.
 
 Every scan skips symlinks (``skipped symlink <path>``), the tool directories of
-:data:`SKIPPED_DIRS`, files changed before the time window, files whose real path leaves the
-scanned directory (``skipped path outside workspace <path>``) and what ``artifact-ignore.md``
-excludes.
+:data:`SKIPPED_DIRS`, files changed before the time window, hard-linked files unless
+``[tools.fs] allowHardlinks`` (``skipped hard-linked file <path>``), directories that turned
+into a symlink after they were listed (``skipped path outside workspace <path>``) and what
+``artifact-ignore.md`` excludes. Directories are listed through
+:class:`~clawline.agents.confined.ConfinedDir`, so the kernel never follows a symlink on the way.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from clawline.agents.confined import ConfinedDir, ConfinedPathError, Entry, SymlinkRefused
 from clawline.plugins.xworkmate.constants import (
     IGNORE_FILE_NAME,
     MAX_SCAN_ENTRIES,
     SKIPPED_DIRS,
     TASK_SCOPE_ROOT,
 )
-from clawline.plugins.xworkmate.ignore import load_ignore_rules
-from clawline.plugins.xworkmate.paths import dir_status, is_within
+from clawline.plugins.xworkmate.ignore import IgnoreRules, load_ignore_rules
+from clawline.plugins.xworkmate.paths import dir_status
 
 __all__ = [
     "Candidate",
@@ -42,8 +42,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    path: Path
-    """Absolute path of the file (no symlinked component)."""
+    location: str
+    """Where the file is, relative to the workspace root (no symlinked component)."""
     relative_path: str
     """What the artifact reports: relative to the task scope, or to the workspace root."""
     size: int
@@ -69,66 +69,99 @@ class ScanBudget:
         return True
 
 
-def _changed_ms(info: os.stat_result) -> int:
-    return max(info.st_mtime_ns, info.st_ctime_ns) // 1_000_000
+def _join(*parts: str) -> str:
+    return "/".join(part for part in parts if part)
+
+
+def _changed_ms(entry: Entry) -> int:
+    return max(entry.mtime_ns, entry.ctime_ns) // 1_000_000
 
 
 def scan_tree(
-    scan_root: Path,
+    root: ConfinedDir,
+    base: str,
     *,
     prefix: str,
     since_ms: float,
     warnings: list[str],
     budget: ScanBudget,
 ) -> list[Candidate]:
-    """Files below the real directory ``scan_root``, reported as ``prefix + <relative>``."""
-    rules = load_ignore_rules(scan_root, warnings)
-    real_root = Path(os.path.realpath(scan_root))
+    """Files below the directory ``base`` of the workspace ``root``, reported as
+    ``prefix + <relative>``."""
+    try:
+        with root.opendir(base) as scan_dir:
+            rules = load_ignore_rules(scan_dir, warnings)
+    except (ConfinedPathError, OSError):
+        warnings.append(f"skipped path outside workspace {prefix or base}")
+        return []
     found: list[Candidate] = []
     stack: list[str] = [""]
     while stack:
         directory = stack.pop()
         try:
-            with os.scandir(scan_root / directory if directory else scan_root) as listing:
-                # Never list more than the budget allows, even of one huge directory.
-                head = itertools.islice(listing, budget.left + 1)
-                entries = sorted(head, key=lambda entry: entry.name)
+            # Never list more than the budget allows, even of one huge directory.
+            _, listed = root.entries(_join(base, directory), limit=budget.left + 1)
+        except SymlinkRefused:
+            warnings.append(f"skipped path outside workspace {prefix}{directory}")
+            continue
         except OSError as error:
             warnings.append(f"cannot read {prefix}{directory}: {error.strerror or error}")
             continue
         subdirs: list[str] = []
-        for entry in entries:
+        for entry in sorted(listed, key=lambda item: item.name):
             if not budget.take(warnings):
                 return found
             relative = f"{directory}/{entry.name}" if directory else entry.name
-            shown = prefix + relative
-            if entry.is_symlink():
-                warnings.append(f"skipped symlink {shown}")
-            elif entry.is_dir(follow_symlinks=False):
+            if entry.kind == "dir":
                 if entry.name not in SKIPPED_DIRS and not rules.ignores_dir(relative):
                     subdirs.append(relative)
-            elif entry.is_file(follow_symlinks=False):
-                if entry.name == IGNORE_FILE_NAME or rules.ignores_file(relative):
-                    continue
-                info = entry.stat(follow_symlinks=False)
-                if _changed_ms(info) < since_ms:
-                    continue
-                path = scan_root / relative
-                if not is_within(real_root, Path(os.path.realpath(path))):
-                    warnings.append(f"skipped path outside workspace {shown}")
-                    continue
-                found.append(Candidate(path, shown, info.st_size, _changed_ms(info)))
+            else:
+                candidate = _candidate(
+                    root, base, entry, relative, prefix, rules, warnings, since_ms
+                )
+                if candidate is not None:
+                    found.append(candidate)
         stack.extend(reversed(subdirs))
     return found
 
 
-def exported_from_expected_dir(directory: Path, inner: str) -> bool:
+def _candidate(
+    root: ConfinedDir,
+    base: str,
+    entry: Entry,
+    relative: str,
+    prefix: str,
+    rules: IgnoreRules,
+    warnings: list[str],
+    since_ms: float,
+) -> Candidate | None:
+    """The export candidate a listed non-directory is, if any."""
+    shown = prefix + relative
+    if entry.kind == "symlink":
+        warnings.append(f"skipped symlink {shown}")
+        return None
+    if entry.kind != "file" or entry.name == IGNORE_FILE_NAME or rules.ignores_file(relative):
+        return None
+    if _changed_ms(entry) < since_ms:
+        return None
+    if entry.nlink > 1 and not root.allow_hardlinks:
+        warnings.append(f"skipped hard-linked file {shown}")
+        return None
+    return Candidate(_join(base, relative), shown, entry.size, _changed_ms(entry))
+
+
+def exported_from_expected_dir(root: ConfinedDir, directory: str, inner: str) -> bool:
     """Whether export's scan of the expected ``directory`` would consider the file ``inner``
     (relative to it): no skipped tool directory on the way, not ignored, not an ignore file."""
     parts = inner.split("/")
     if parts[-1] == IGNORE_FILE_NAME or any(part in SKIPPED_DIRS for part in parts[:-1]):
         return False
-    return not load_ignore_rules(directory, []).ignores_file(inner)
+    try:
+        with root.opendir(directory.rstrip("/")) as scan_dir:
+            rules = load_ignore_rules(scan_dir, [])
+    except (ConfinedPathError, OSError):
+        return False
+    return not rules.ignores_file(inner)
 
 
 def top_level_dirs(dirs: list[str]) -> list[str]:
@@ -137,14 +170,14 @@ def top_level_dirs(dirs: list[str]) -> list[str]:
 
 
 def scan_expected_dirs(
-    root: Path,
+    root: ConfinedDir,
     expected_dirs: list[str],
     *,
     since_ms: float,
     warnings: list[str],
     budget: ScanBudget,
 ) -> list[Candidate]:
-    """Scan 2: the expected directories that exist under the real workspace ``root``."""
+    """Scan 2: the expected directories that exist under the workspace ``root``."""
     found: list[Candidate] = []
     for directory in top_level_dirs(expected_dirs):
         if directory.split("/", 1)[0] == TASK_SCOPE_ROOT:
@@ -157,7 +190,8 @@ def scan_expected_dirs(
             continue
         found.extend(
             scan_tree(
-                root / directory.rstrip("/"),
+                root,
+                directory.rstrip("/"),
                 prefix=directory,
                 since_ms=since_ms,
                 warnings=warnings,

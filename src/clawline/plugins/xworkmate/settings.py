@@ -17,7 +17,8 @@ snapshotMaxFiles = 64
 OpenClaw's place for the same keys, ``[plugins.entries."openclaw-multi-session-plugins".config]``,
 is read too; ``[plugins.xworkmate]`` wins key by key. Relative directories are taken under the
 state directory. A value of the wrong type is a
-:class:`~clawline.config.ConfigError` naming the key.
+:class:`~clawline.config.ConfigError` naming the key. Hard links follow the gateway-wide
+``[tools.fs] allowHardlinks`` (:mod:`clawline.agents.settings_fs`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawline.agents.settings_fs import parse_fs_tools
 from clawline.config import ConfigError, Settings
 from clawline.plugins.xworkmate.constants import (
     DEFAULT_MAX_FILES,
@@ -55,6 +57,8 @@ class XWorkmateSettings:
     media_dir: Path = field(default_factory=lambda: Path("~/.openclaw/media").expanduser())
     tmp_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "openclaw")
     snapshot_max_files: int = DEFAULT_SNAPSHOT_MAX_FILES
+    allow_hardlinks: bool = False
+    """``[tools.fs] allowHardlinks``: hard-linked files may be exported, read and copied."""
 
 
 def _section(raw: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -115,4 +119,5 @@ def plugin_settings(settings: Settings, env: Mapping[str, str] | None = None) ->
         snapshot_max_files=_integer(
             section, "snapshotMaxFiles", DEFAULT_SNAPSHOT_MAX_FILES, minimum=1
         ),
+        allow_hardlinks=parse_fs_tools(settings.raw).allow_hardlinks,
     )

@@ -4,23 +4,33 @@ scope so export finds it.
 Only files the caller names (absolute ``sourceFiles``) are copied, and only from the managed
 staging roots — ``openClawMediaDir`` (label ``generated-media``) and ``openClawTmpDir``
 (``generated-tmp``) — to ``<scope>/artifacts/<label>/<name>``. The shared roots are never
-listed. A copy is written to a temporary file in the (symlink-free) target directory and
-renamed into place, so a symlink planted at the target name is replaced, never followed.
+listed. A source is resolved once (``realpath``) to find its staging root, then opened from that
+root without following any symlink, so a directory swapped for a symlink after the check is
+refused; a hard-linked source is refused unless ``[tools.fs] allowHardlinks``. A copy is written
+to a temporary file in the (symlink-free) target directory and renamed into place
+(:meth:`~clawline.agents.confined.ConfinedDir.replace`), so a symlink planted at the target name
+is replaced, never followed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from clawline.plugins.xworkmate.envelope import positive_int
-from clawline.plugins.xworkmate.paths import is_within, make_directory, open_regular
+from clawline.agents.confined import (
+    ConfinedDir,
+    ConfinedPathError,
+    NotRegularFile,
+    SymlinkRefused,
+)
+from clawline.plugins.xworkmate.envelope import XWorkmateError, positive_int
+from clawline.plugins.xworkmate.paths import SCOPE_ESCAPE_ERROR, is_within, make_directory
 from clawline.plugins.xworkmate.scope import TaskScope
 from clawline.plugins.xworkmate.settings import XWorkmateSettings
+from clawline.plugins.xworkmate.workspace import open_root
 from clawline.types import JSON, JSONObject
 
 __all__ = ["SNAPSHOT_DIR", "collect_and_snapshot"]
@@ -37,36 +47,49 @@ def _managed_roots(config: XWorkmateSettings) -> list[tuple[Path, str]]:
     ]
 
 
-def _copy(source: Path, target_dir: Path, name: str) -> tuple[int, str] | None:
-    """Copy the regular file ``source`` to ``target_dir/name``; (size, sha256), or ``None``
-    when the source is not a regular file."""
-    reader = open_regular(source)
-    if reader is None:
-        return None
-    temp = target_dir / f".snapshot-{secrets.token_hex(8)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    digest = hashlib.sha256()
-    size = 0
-    with reader:
-        try:
-            with os.fdopen(os.open(temp, flags, 0o600), "wb") as writer:
-                while chunk := reader.read(_CHUNK):
-                    writer.write(chunk)
-                    digest.update(chunk)
-                    size += len(chunk)
-            os.replace(temp, target_dir / name)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-    return size, digest.hexdigest()
+def _open_source(base: Path, source: Path, allow_hardlinks: bool) -> BinaryIO:
+    """The regular file at the real path ``source`` below the real staging root ``base``,
+    reached from ``base`` without following a symlink."""
+    with ConfinedDir.open(base, allow_hardlinks=allow_hardlinks) as staging:
+        reader, _ = staging.open_file(source.relative_to(base).as_posix())
+    return reader
+
+
+class _Copied:
+    """The chunks of a source, counted and digested as they pass."""
+
+    def __init__(self, reader: BinaryIO) -> None:
+        self._reader = reader
+        self.size = 0
+        self._digest = hashlib.sha256()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while chunk := self._reader.read(_CHUNK):
+            self._digest.update(chunk)
+            self.size += len(chunk)
+            yield chunk
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
 
 
 def collect_and_snapshot(
     root: Path, scope: TaskScope, params: Mapping[str, Any], config: XWorkmateSettings
 ) -> JSONObject:
     """Copy the requested sources; the result names what was copied and why others were not."""
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    scope_dir = make_directory(root, scope.relative)
+    with open_root(root, create=True, allow_hardlinks=config.allow_hardlinks) as top:
+        return _collect(root, top, scope, params, config)
+
+
+def _collect(
+    root: Path,
+    top: ConfinedDir,
+    scope: TaskScope,
+    params: Mapping[str, Any],
+    config: XWorkmateSettings,
+) -> JSONObject:
+    scope_dir = make_directory(top, scope.relative)
     limit = positive_int(params.get("snapshotMaxFiles"), default=config.snapshot_max_files)
     sources = params.get("sourceFiles")
     warnings: list[str] = []
@@ -83,30 +106,49 @@ def collect_and_snapshot(
             warnings.append("skipped non-absolute snapshot source file")
             continue
         real = Path(os.path.realpath(item))
-        label = next((lbl for base, lbl in roots if real != base and is_within(base, real)), None)
-        if label is None:
-            warnings.append(
-                f"skipped referenced source file outside managed staging roots: {Path(item).name}"
-            )
+        found = next(
+            ((base, lbl) for base, lbl in roots if real != base and is_within(base, real)), None
+        )
+        outside = f"skipped referenced source file outside managed staging roots: {Path(item).name}"
+        if found is None:
+            warnings.append(outside)
             continue
+        base, label = found
         relative = f"{SNAPSHOT_DIR}/{label}/{real.name}"
-        target_dir = make_directory(root, f"{scope.relative}/{SNAPSHOT_DIR}/{label}")
+        make_directory(top, f"{scope.relative}/{SNAPSHOT_DIR}/{label}")
         try:
-            outcome = _copy(real, target_dir, real.name)
+            reader = _open_source(base, real, config.allow_hardlinks)
+        except SymlinkRefused:
+            warnings.append(outside)
+            continue
+        except NotRegularFile:
+            warnings.append(f"skipped snapshot source file that is not a file: {real.name}")
+            continue
+        except ConfinedPathError as error:
+            warnings.append(f"skipped snapshot source file {real.name}: {error}")
+            continue
         except OSError as error:
             warnings.append(f"skipped snapshot source file {real.name}: {error.strerror}")
             continue
-        if outcome is None:
-            warnings.append(f"skipped snapshot source file that is not a file: {real.name}")
+        copy = _Copied(reader)
+        try:
+            with reader:
+                top.replace(f"{scope.relative}/{relative}", copy, parents=False, mode=0o600)
+        except SymlinkRefused:
+            raise XWorkmateError(SCOPE_ESCAPE_ERROR) from None
+        except ConfinedPathError as error:
+            warnings.append(f"skipped snapshot source file {real.name}: {error}")
             continue
-        size, sha256 = outcome
+        except OSError as error:
+            warnings.append(f"skipped snapshot source file {real.name}: {error.strerror}")
+            continue
         copied.append(
             {
                 "sourceFile": item,
                 "relativePath": relative,
                 "label": label,
-                "sizeBytes": size,
-                "sha256": sha256,
+                "sizeBytes": copy.size,
+                "sha256": copy.sha256,
             }
         )
     return {

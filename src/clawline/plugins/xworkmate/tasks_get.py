@@ -3,8 +3,9 @@
 Lookup: the explicit ``openclawSessionKey``, else the session mapped to ``appThreadKey``.
 Then, first match wins:
 
-1. a native task of the session (``taskId``, ``xworkmate-<runId>``, ``runId``; else its
-   latest task): its status mapped to ``completed``/``failed``/``running``, ``success:true``;
+1. a native task of the session (``taskId``, the task of run ``taskId|runId``, then
+   ``xworkmate-<runId>``; else its latest task): its status mapped to
+   ``completed``/``failed``/``running``, ``success:true``;
 2. a recorded run (§5): the run's status, output and error;
 3. no record, but artifacts in the run's scope: ``status:"unknown"``,
    ``evidence:"artifacts_present"``;

@@ -5,7 +5,9 @@ session's agent (``services.runs.config.resolve_agent(agentId).workspace``) — 
 agent's file tools write into. A caller may name a ``workspaceDir`` of its own (the upstream
 plugin takes it from the request), but only one that lies inside that root once symlinks are
 resolved: a gateway client must not be able to point export or read at any other directory of
-the machine.
+the machine. The root is resolved once, when it is checked, and then opened without following
+any symlink (:func:`open_root`), so a directory swapped for a symlink after the check is
+refused rather than followed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.confined import ConfinedDir, SymlinkRefused
 from clawline.errors import ClawlineError
 from clawline.plugins.xworkmate.envelope import XWorkmateError, optional_string
 from clawline.plugins.xworkmate.paths import is_within
@@ -23,7 +26,7 @@ from clawline.plugins.xworkmate.settings import XWorkmateSettings
 if TYPE_CHECKING:
     from clawline.services import Services
 
-__all__ = ["configured_root", "resolve_root"]
+__all__ = ["configured_root", "open_root", "resolve_root"]
 
 NOT_ABSOLUTE = "workspaceDir must be an absolute path"
 OUTSIDE = "workspaceDir must stay inside the configured workspace"
@@ -65,3 +68,14 @@ def resolve_root(
     if not is_within(base, real):
         raise XWorkmateError(OUTSIDE)
     return real
+
+
+def open_root(root: Path, *, create: bool = False, allow_hardlinks: bool = False) -> ConfinedDir:
+    """The real workspace root ``root`` (:func:`resolve_root`) held open, reached without
+    following a symlink; created (mode 0700) when ``create``, else ``FileNotFoundError`` when
+    missing. A symlink on the way — a directory swapped since the check — is
+    ``workspaceDir must stay inside the configured workspace``."""
+    try:
+        return ConfinedDir.open(root, create=create, allow_hardlinks=allow_hardlinks)
+    except SymlinkRefused:
+        raise XWorkmateError(OUTSIDE) from None

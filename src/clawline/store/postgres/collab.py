@@ -12,7 +12,9 @@ from psycopg.types.json import Jsonb
 
 from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
 from clawline.store._dialect import Dialect, Execute
+from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
 from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
 from clawline.store.base import Store, StoreTransaction
@@ -46,15 +48,19 @@ def postgres_dialect(schema: str) -> Dialect:
 
 
 def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
-    """Give ``store`` its ``tasks``, ``runs``, ``inbox`` and ``bindings`` read objects."""
+    """Give ``store`` its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
+    read objects."""
     store.tasks = SqlTaskReads(fetch, dialect)
     store.runs = SqlRunReads(fetch, dialect)
     store.inbox = SqlInboxReads(fetch, dialect)
     store.bindings = SqlBindingReads(fetch, dialect)
+    store.pairings = SqlPairingReads(fetch, dialect)
+    store.idempotency = SqlIdempotencyReads(fetch, dialect)
 
 
 def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialect: Dialect) -> None:
-    """Give a transaction its ``tasks``, ``runs``, ``inbox`` and ``bindings`` write objects."""
+    """Give a transaction its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
+    write objects."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         cursor.execute(statement, params)
@@ -64,3 +70,5 @@ def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialec
     tx.runs = SqlRunWrites(execute, dialect)
     tx.inbox = SqlInboxWrites(execute, dialect)
     tx.bindings = SqlBindingWrites(execute, dialect)
+    tx.pairings = SqlPairingWrites(execute, dialect)
+    tx.idempotency = SqlIdempotencyWrites(execute, dialect)

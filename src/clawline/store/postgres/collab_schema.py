@@ -11,6 +11,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 __all__ = [
+    "add_subagent_spawn_keys",
     "create_announce_inbox",
     "create_subagent_runs",
     "create_tasks",
@@ -191,4 +192,14 @@ def create_thread_bindings(db: Db) -> None:
         "CREATE INDEX bindings_by_session ON thread_bindings (session_key, bound_at DESC)",
         "CREATE INDEX bindings_by_expiry ON thread_bindings (expires_at)"
         " WHERE unbound_at IS NULL AND expires_at IS NOT NULL",
+    )
+
+
+def add_subagent_spawn_keys(db: Db) -> None:
+    # The spawn's durable key (requester session id / tool call id), as in SQLite.
+    _run(
+        db,
+        'ALTER TABLE subagent_runs ADD COLUMN spawn_key TEXT COLLATE "C"',
+        "CREATE UNIQUE INDEX runs_by_spawn_key ON subagent_runs"
+        " (requester_session_key, spawn_key) WHERE spawn_key IS NOT NULL",
     )

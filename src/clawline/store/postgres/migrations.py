@@ -20,11 +20,14 @@ from psycopg.rows import TupleRow
 from clawline.errors import MigrationError
 from clawline.sessions.extension_index import extension_index_rows
 from clawline.store.postgres.collab_schema import (
+    add_subagent_spawn_keys,
     create_announce_inbox,
     create_subagent_runs,
     create_tasks,
     create_thread_bindings,
 )
+from clawline.store.postgres.idempotency_schema import create_run_idempotency
+from clawline.store.postgres.pairing_schema import create_device_pairings
 
 __all__ = ["MIGRATIONS", "advisory_key", "migrate"]
 
@@ -179,6 +182,9 @@ MIGRATIONS: list[Migration] = [
     create_thread_bindings,
     index_sessions_by_cwd,
     create_session_extension_index,
+    create_run_idempotency,
+    create_device_pairings,
+    add_subagent_spawn_keys,
 ]
 
 

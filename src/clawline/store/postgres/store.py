@@ -1,4 +1,5 @@
-"""The PostgreSQL backend: one catalog shared by several gateway instances.
+"""The PostgreSQL backend: one catalog shared by several processes (one gateway at a time,
+:mod:`clawline.store.instance_lock`).
 
 Writers in different processes meet three kinds of lock, always taken in this order, so two
 writers never wait on each other in a circle:
@@ -58,7 +59,9 @@ from clawline.store.base import (
     decode_path,
     encode_path,
 )
+from clawline.store.instance_lock import InstanceLock
 from clawline.store.postgres.collab import attach_reads, attach_writes, postgres_dialect
+from clawline.store.postgres.instance_lock import PostgresInstanceLock
 from clawline.store.postgres.migrations import advisory_key, migrate
 from clawline.types import JSONObject
 
@@ -337,6 +340,11 @@ class PostgresStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def instance_lock(self) -> InstanceLock:
+        return PostgresInstanceLock(
+            self._url, schema=self._schema, location=self.location, scrub=self._scrub
+        )
 
     def secret(self) -> bytes:
         if self._secret is None:

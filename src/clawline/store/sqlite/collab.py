@@ -10,7 +10,9 @@ from typing import Any
 
 from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
 from clawline.store._dialect import Dialect, Execute
+from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
 from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
 from clawline.store.base import Store, StoreTransaction
@@ -32,15 +34,19 @@ SQLITE = Dialect(
 
 
 def attach_reads(store: Store, fetch: Execute) -> None:
-    """Give ``store`` its ``tasks``, ``runs``, ``inbox`` and ``bindings`` read objects."""
+    """Give ``store`` its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
+    read objects."""
     store.tasks = SqlTaskReads(fetch, SQLITE)
     store.runs = SqlRunReads(fetch, SQLITE)
     store.inbox = SqlInboxReads(fetch, SQLITE)
     store.bindings = SqlBindingReads(fetch, SQLITE)
+    store.pairings = SqlPairingReads(fetch, SQLITE)
+    store.idempotency = SqlIdempotencyReads(fetch, SQLITE)
 
 
 def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
-    """Give a transaction its ``tasks``, ``runs``, ``inbox`` and ``bindings`` write objects."""
+    """Give a transaction its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
+    write objects."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         return db.execute(statement, params).fetchall()
@@ -49,3 +55,5 @@ def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
     tx.runs = SqlRunWrites(execute, SQLITE)
     tx.inbox = SqlInboxWrites(execute, SQLITE)
     tx.bindings = SqlBindingWrites(execute, SQLITE)
+    tx.pairings = SqlPairingWrites(execute, SQLITE)
+    tx.idempotency = SqlIdempotencyWrites(execute, SQLITE)

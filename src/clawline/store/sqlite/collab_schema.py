@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 __all__ = [
+    "add_subagent_spawn_keys",
     "create_announce_inbox",
     "create_subagent_runs",
     "create_tasks",
@@ -184,4 +185,15 @@ def create_thread_bindings(db: sqlite3.Connection) -> None:
         "CREATE INDEX bindings_by_session ON thread_bindings (session_key, bound_at DESC)",
         "CREATE INDEX bindings_by_expiry ON thread_bindings (expires_at)"
         " WHERE unbound_at IS NULL AND expires_at IS NOT NULL",
+    )
+
+
+def add_subagent_spawn_keys(db: sqlite3.Connection) -> None:
+    # The spawn's durable key (requester session id / tool call id): a spawn redone after a
+    # crash finds its child by it, and two spawns with one key cannot both insert.
+    _run(
+        db,
+        "ALTER TABLE subagent_runs ADD COLUMN spawn_key TEXT",
+        "CREATE UNIQUE INDEX runs_by_spawn_key ON subagent_runs"
+        " (requester_session_key, spawn_key) WHERE spawn_key IS NOT NULL",
     )

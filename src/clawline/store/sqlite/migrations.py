@@ -14,11 +14,14 @@ from collections.abc import Callable
 from clawline.errors import MigrationError
 from clawline.sessions.extension_index import extension_index_rows
 from clawline.store.sqlite.collab_schema import (
+    add_subagent_spawn_keys,
     create_announce_inbox,
     create_subagent_runs,
     create_tasks,
     create_thread_bindings,
 )
+from clawline.store.sqlite.idempotency_schema import create_run_idempotency
+from clawline.store.sqlite.pairing_schema import create_device_pairings
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -167,6 +170,9 @@ MIGRATIONS: list[Migration] = [
     create_thread_bindings,
     index_sessions_by_cwd,
     create_session_extension_index,
+    create_run_idempotency,
+    create_device_pairings,
+    add_subagent_spawn_keys,
 ]
 
 

@@ -43,7 +43,9 @@ from clawline.store.base import (
     decode_path,
     encode_path,
 )
+from clawline.store.instance_lock import InstanceLock, PrivateStoreLock
 from clawline.store.sqlite.collab import SQLITE, attach_reads, attach_writes
+from clawline.store.sqlite.instance_lock import SQLiteInstanceLock
 from clawline.store.sqlite.migrations import migrate
 from clawline.types import JSONObject
 
@@ -264,6 +266,11 @@ class SQLiteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def instance_lock(self) -> InstanceLock:
+        if self.location == ":memory:":
+            return PrivateStoreLock()
+        return SQLiteInstanceLock(Path(self.location).resolve())
 
     def secret(self) -> bytes:
         if self._secret is None:

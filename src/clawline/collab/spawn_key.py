@@ -1,0 +1,55 @@
+"""The durable key of a spawn: a ``sessions_spawn`` call creates its child at most once.
+
+The key is ``<requester session id>/<tool call id>``: the requester's incarnation (a reset
+gives the session a new id, so its new calls never meet the old ones) and the call that asked
+for the child. It is stored on the child's run record (``SubagentRun.spawn_key``, unique per
+requester). The spawn looks it up twice:
+
+- first, without a lock (:func:`earlier_spawn`): a call redone after a crash — the turn that
+  made it was cut off after the child was committed but before the call's result reached the
+  transcript — answers the original accepted result at once, before any check that the
+  redo would now fail (the child limit counts that very child);
+- then inside the spawn transaction, after the requester's spawn lock
+  (``tx.runs.count_active``): a concurrent spawn with the same key that committed meanwhile
+  makes the transaction raise :class:`AlreadySpawned`, which is answered the same way. The
+  unique index is the last word: two transactions can never both insert one key.
+
+A call without an id (a tool invoked directly, not by a model) or a requester without an entry
+has no key; such a spawn always creates a child.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from clawline.errors import ClawlineError
+from clawline.store.records import SubagentRun
+
+if TYPE_CHECKING:
+    from clawline.agents.tools.base import ToolContext
+
+__all__ = ["AlreadySpawned", "earlier_spawn", "spawn_key"]
+
+
+class AlreadySpawned(ClawlineError):
+    """The spawn transaction found the key already recorded: nothing was written."""
+
+    def __init__(self, record: SubagentRun) -> None:
+        super().__init__(f"already spawned by this call: {record.child_session_key}")
+        self.record = record
+
+
+def spawn_key(ctx: ToolContext) -> str | None:
+    """The key of the spawn ``ctx``'s call asks for; ``None`` when it has none."""
+    if not ctx.tool_call_id or ctx.entry is None:
+        return None
+    return f"{ctx.entry.session_id}/{ctx.tool_call_id}"
+
+
+async def earlier_spawn(ctx: ToolContext, requester: str) -> SubagentRun | None:
+    """The run record this call's spawn already made, if any."""
+    key = spawn_key(ctx)
+    if key is None:
+        return None
+    services = ctx.services
+    return await services.call(services.store.runs.by_spawn_key, requester, key)

@@ -1,0 +1,73 @@
+"""Revocation for open connections: a ``require_device`` gateway re-reads the pairings of its
+connected devices every ``pairing_check_interval_s`` (default 2 s).
+
+A connection whose device was revoked is closed (1008, ``device pairing revoked``); one whose
+grant was narrowed keeps only what the new grant allows, and one whose pairing is gone keeps
+none. Scopes are never widened on an open connection: a newly approved device reconnects. One
+store query per round covers every connected device (none when no device is connected), so
+revocation takes effect within one interval plus that query, also when ``clawline devices
+revoke`` ran in another process or against another gateway's store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from clawline.gateway.scopes import cap_scopes
+from clawline.pairing.model import PAIRED, REVOKED
+from clawline.pairing.registry import PairingRegistry
+
+if TYPE_CHECKING:
+    from clawline.gateway.app import Gateway
+
+__all__ = ["REVOKED_REASON", "recheck_pairings", "watch_pairings"]
+
+log = logging.getLogger("clawline.gateway")
+
+REVOKED_REASON = "device pairing revoked"
+
+
+async def recheck_pairings(gateway: Gateway, registry: PairingRegistry) -> int:
+    """Apply the stored pairings to the open connections; return how many were closed."""
+    connections = [c for c in gateway.connections.values() if c.info and c.info.device_id]
+    if not connections:
+        return 0
+    device_ids = sorted({c.info.device_id for c in connections if c.info and c.info.device_id})
+    current = await gateway.services.call(registry.current, device_ids)
+    closed = 0
+    for connection in connections:
+        info = connection.info
+        if info is None or info.device_id is None:
+            continue
+        pairing = current.get(info.device_id)
+        if pairing is not None and pairing.status == REVOKED:
+            connection.disconnect(REVOKED_REASON)
+            closed += 1
+            continue
+        # Capping what the connection holds (not what it asked for) can only narrow it.
+        allowed = (
+            cap_scopes(info.scopes, pairing.granted_scopes)
+            if pairing is not None and pairing.status == PAIRED
+            else frozenset()
+        )
+        if allowed != info.scopes:
+            log.info("%s: device pairing narrowed; scopes now %s", connection.id, sorted(allowed))
+            connection.info = replace(info, scopes=allowed)
+    return closed
+
+
+async def watch_pairings(gateway: Gateway) -> None:
+    """Run :func:`recheck_pairings` every interval until cancelled (``require_device`` only)."""
+    services = gateway.services
+    registry = PairingRegistry(services.store, clock=services.clock)
+    interval = gateway.settings.pairing_check_interval_s
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await recheck_pairings(gateway, registry)
+        except Exception:
+            # A store outage must not end the watch; the next round tries again.
+            log.exception("re-checking device pairings failed")
