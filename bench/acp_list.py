@@ -103,7 +103,9 @@ def state_dir(size: int, reuse: Path | None) -> Iterator[tuple[Path, float | Non
     try:
         state.mkdir(parents=True)
         settings = Settings(state_dir=state)
-        store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+        store = open_store(
+            settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+        )
         started = time.perf_counter()
         try:
             load(store, build_plan(size), per_row=0, batch=1000)
@@ -118,7 +120,9 @@ def state_dir(size: int, reuse: Path | None) -> Iterator[tuple[Path, float | Non
 
 def listable(state: Path) -> int:
     settings = Settings(state_dir=state)
-    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
     try:
         return store.count(SessionQuery(include_global=False, include_unknown=False))
     finally:

@@ -36,7 +36,7 @@ from typing import Any
 
 from clawline.agents.messages import text_of
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 
 PARENT = "agent:main:main"
 TARGET_S = 15.0
@@ -56,16 +56,12 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _store_profile(services: Services, profiler: cProfile.Profile) -> None:
+async def _store_profile(services: Runtime, profiler: cProfile.Profile) -> None:
     """Profile the store thread too (every blocking call runs there)."""
-
-    def enable() -> None:
-        profiler.enable()
-
-    services._executor.submit(enable).result()
+    await services.workers.run(profiler.enable)
 
 
-def _settled(services: Services, total: int) -> bool:
+def _settled(services: Runtime, total: int) -> bool:
     """Every child ended, every completion delivered, the parent idle (cheap checks first)."""
     store = services.store
     if services.runs.has_active_run(PARENT) or store.runs.count_active(PARENT):
@@ -76,11 +72,11 @@ def _settled(services: Services, total: int) -> bool:
 
 
 async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
-    services = Services.open(Settings(state_dir=state, raw=_config(args)))
+    services = Runtime.open(Settings(state_dir=state, raw=_config(args)))
     profilers: list[cProfile.Profile] = []
     if args.profile:
         loop_profiler, store_profiler = cProfile.Profile(), cProfile.Profile()
-        _store_profile(services, store_profiler)
+        await _store_profile(services, store_profiler)
         loop_profiler.enable()
         profilers = [loop_profiler, store_profiler]
     await services.announcer.start()
@@ -100,7 +96,7 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
     await services.runs.shutdown()
     await services.announcer.stop()
     if args.profile:
-        services._executor.submit(lambda: None).result()
+        await services.workers.run(lambda: None)
     services.close()
     for name, profiler in zip(("event loop", "store thread"), profilers, strict=False):
         out = io.StringIO()
@@ -109,7 +105,7 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
     return figures
 
 
-def _figures(services: Services) -> dict[str, Any]:
+def _figures(services: Runtime) -> dict[str, Any]:
     store = services.store
     runs = store.runs.for_requester(PARENT)
     statuses: Counter[str] = Counter()

@@ -150,7 +150,9 @@ def populate(state_dir: Path, count: int) -> float:
     """Create ``count`` sessions in the state directory's SQLite store; return seconds."""
     settings = Settings(state_dir=state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
-    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
     started = time.perf_counter()
     try:
         clock = FakeClock(1_780_000_000_000)

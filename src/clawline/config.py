@@ -10,6 +10,9 @@ config.toml::
 
     [store]
     url = "postgresql://127.0.0.1/clawline"
+    poolSize = 4                # PostgreSQL: connections (and store workers), 1..64
+    statementTimeoutMs = 30000  # PostgreSQL: longest statement; 0 = no limit
+    lockTimeoutMs = 10000       # PostgreSQL: longest wait for a lock; 0 = no limit
 
     [sessions]
     default_agent = "main"
@@ -29,13 +32,40 @@ from typing import Any
 from clawline import keys
 from clawline.errors import InvalidInput
 
-__all__ = ["ConfigError", "Settings", "load_settings", "state_dir_from"]
+__all__ = ["ConfigError", "PoolSettings", "Settings", "load_settings", "state_dir_from"]
 
 _MAIN_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
 class ConfigError(InvalidInput):
     """The configuration file or an environment variable is invalid."""
+
+
+PG_MAX_TIMEOUT_MS = 2_147_483_647
+"""PostgreSQL's largest ``statement_timeout`` / ``lock_timeout``."""
+_POOL_KEYS: dict[str, tuple[str, int, int]] = {
+    "poolSize": ("size", 1, 64),
+    "statementTimeoutMs": ("statement_timeout_ms", 0, PG_MAX_TIMEOUT_MS),
+    "lockTimeoutMs": ("lock_timeout_ms", 0, PG_MAX_TIMEOUT_MS),
+}
+"""``[store]`` key: (field of :class:`PoolSettings`, least value, greatest value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSettings:
+    """The PostgreSQL store's connection pool and the limits every pooled connection sets
+    (``[store]`` keys ``poolSize``, ``statementTimeoutMs``, ``lockTimeoutMs``; SQLite has no
+    use for them). A timeout of 0 means none."""
+
+    size: int = 4
+    statement_timeout_ms: int = 30_000
+    lock_timeout_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        for key, (name, low, high) in _POOL_KEYS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigError(f"config: store.{key} must be an integer from {low} to {high}")
 
 
 def state_dir_from(env: Mapping[str, str]) -> Path:
@@ -49,6 +79,8 @@ class Settings:
     store_url: str | None = None
     default_agent_id: str = keys.DEFAULT_AGENT_ID
     main_key: str = keys.DEFAULT_MAIN_KEY
+    store_pool: PoolSettings = field(default_factory=PoolSettings)
+    """The PostgreSQL connection pool (``[store]`` keys)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
     """The whole parsed config file, for sections other modules own."""
 
@@ -83,6 +115,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     url = env.get("CLAWLINE_STORE_URL", "").strip() or store.get("url")
     if url is not None and not isinstance(url, str):
         raise ConfigError("config: store.url must be a string")
+    pool = PoolSettings(
+        **{name: store[key] for key, (name, _, _) in _POOL_KEYS.items() if key in store}
+    )
     agent = sessions.get("default_agent", keys.DEFAULT_AGENT_ID)
     main_key = sessions.get("main_key", keys.DEFAULT_MAIN_KEY)
     if not isinstance(agent, str) or not keys.is_valid_agent_id(agent):
@@ -94,5 +129,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         store_url=url or None,
         default_agent_id=agent.lower(),
         main_key=main_key.lower(),
+        store_pool=pool,
         raw=data,
     )

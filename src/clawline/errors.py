@@ -17,10 +17,12 @@ caller can do about the error, not by which module raised it::
     │   └── SessionNotFound
     ├── Conflict .................... the request clashes with what is stored
     │   └── LabelInUse
+    ├── AcpAgentError ............... an external ACP agent could not be started or went away
     └── StoreError .................. the store could not do its job
         ├── StoreUnavailable
         │   ├── StoreInUse
-        │   └── StoreLockLost
+        │   ├── StoreLockLost
+        │   └── StoreTimeout
         └── MigrationError
 
 ``str(error)`` is the exact, user-facing message. Where OpenClaw has an exact error string for a
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from clawline.store.instance_lock import InstanceHolder
 
 __all__ = [
+    "AcpAgentError",
     "ClawlineError",
     "Conflict",
     "InvalidCursor",
@@ -53,6 +56,7 @@ __all__ = [
     "StoreError",
     "StoreInUse",
     "StoreLockLost",
+    "StoreTimeout",
     "StoreUnavailable",
 ]
 
@@ -120,6 +124,10 @@ class LabelInUse(Conflict, InvalidInput):
     """Another session of the same agent already carries the label."""
 
 
+class AcpAgentError(ClawlineError):
+    """An external ACP agent could not be started, initialised or prompted, or it went away."""
+
+
 class StoreError(ClawlineError):
     """The store failed to do its job (I/O, connection, schema)."""
 
@@ -139,6 +147,11 @@ class StoreInUse(StoreUnavailable):
 
 class StoreLockLost(StoreUnavailable):
     """A running gateway lost the store's instance lock, so it stopped serving."""
+
+
+class StoreTimeout(StoreUnavailable):
+    """A store call gave up waiting: on a lock another writer holds, for a statement to finish,
+    or for a free database connection. Nothing was changed; the call may be retried."""
 
 
 class MigrationError(StoreError):

@@ -1,276 +1,236 @@
-"""The event bus: one numbered stream per gateway process, replay, and bounded fan-out.
+"""Domain events: what happened, told once it is committed.
 
-Every broadcast event gets the next sequence number of the process's stream. The bus keeps the
-most recent events (bounded by count and bytes), so a client that reconnects can ask for
-everything after the last number it saw and receive exactly the events it missed that its
-subscriptions select; if those are no longer retained, or the process restarted (a new
-``boot_id``), it is told so and re-lists instead.
+The session catalog's writers, the run manager, the task registry and the collaboration parts
+publish these typed events after their transaction commits (a run's streamed text as it
+streams). They are the only way information travels up: the gateway projects them into
+OpenClaw frames (:mod:`clawline.gateway.projection` — it alone knows the wire format), and
+channel delivery, other instances and tracing subscribe to the same stream.
 
-The replay buffer keeps each event as its encoded wire frame plus the few fields subscribers
-route by (audience, session key), never the payload objects it was published with: a payload
-of nested dicts costs several times its JSON text, so a byte cap that counted the frame but kept
-the objects would hold far more memory than it says. The byte cap counts what an entry really
-keeps alive (:meth:`Event.retained_size`); a replayed event decodes its payload from the frame
-when someone asks for it.
+- **Typed**: the frozen dataclasses below, one per kind of fact; :data:`DomainEvent` is their
+  union.
+- **Ordered**: one stream per process. Subscribers see every event in publication order; an
+  event published from a store worker (after its transaction committed) is handed to the event
+  loop before the call that published it returns to its awaiting coroutine.
+- **One publisher API**: :meth:`DomainEvents.publish`. Subscribers are called on the event
+  loop, synchronously, and must not block: a subscriber queues what it has to do (the gateway
+  projection has a queue and a task of its own). A subscriber that raises is logged; the others
+  still hear of the event.
 
-Delivery never blocks the publisher: each subscriber owns a bounded queue and decides itself
-what to drop when it falls behind (see :mod:`clawline.gateway.connection`).
-
-The bus is not thread-safe by design: publish, attach and detach run on the event loop.
+Events carry values (entries, transcript events, records), never wire payloads.
 """
 
 from __future__ import annotations
 
-import enum
-import itertools
-import sys
-import uuid
-from collections import deque
+import asyncio
+import logging
+import threading
 from collections.abc import Callable, Mapping
-from typing import Protocol, cast
+from dataclasses import dataclass
+from typing import TypeAlias
 
-import orjson
-
-from clawline.clock import SYSTEM_CLOCK, Clock
-from clawline.errors import NotFound
-from clawline.types import JSON
+from clawline.sessions.entry import SessionEntry
+from clawline.sessions.transcript import TranscriptEvent
+from clawline.store.records import InboxItem, ThreadBinding
+from clawline.tasks.model import TaskRecord
+from clawline.types import JSON, JSONObject, SessionStatus
 
 __all__ = [
-    "Audience",
-    "Event",
-    "EventBus",
-    "EventsNotRetained",
+    "BindingChanged",
+    "CompletionDelivered",
+    "CompletionQueued",
+    "DomainEvent",
+    "DomainEvents",
+    "MessageAppended",
+    "RunEnded",
+    "RunStarted",
+    "RunText",
+    "RunTool",
+    "SessionChanged",
     "Subscriber",
+    "TaskChanged",
 ]
 
-DEFAULT_RETAINED_EVENTS = 10_000
-DEFAULT_RETAINED_BYTES = 64 * 1024 * 1024
-_DEQUE_SLOT = 8
-"""The retained deque's pointer to an entry."""
+log = logging.getLogger("clawline.events")
 
 
-class EventsNotRetained(NotFound):
-    """The events after the requested sequence number are no longer kept."""
+# --- sessions ----------------------------------------------------------------------------------
 
 
-class Audience(enum.Enum):
-    """Who may receive an event."""
+@dataclass(frozen=True, slots=True)
+class SessionChanged:
+    """A session was created, changed or deleted. ``reason`` says why (OpenClaw's
+    ``sessions.changed`` reasons: ``create``, ``patch``, ``send``, ``delete``, ``reset``, …),
+    ``phase`` where in a run (``start``, ``end``, ``error``)."""
 
-    OPERATORS = "operators"
-    """Every authenticated connection (``chat``, ``agent``, ``presence``, …)."""
-    SESSIONS = "sessions"
-    """Connections that called ``sessions.subscribe`` (``sessions.changed``)."""
-    SESSION_STREAM = "session-stream"
-    """``sessions.subscribe`` connections and those subscribed to the event's session
-    (``session.message``, ``session.tool``, ``session.update``)."""
-
-
-class Event:
-    """A published event. Its wire frame is encoded once and shared by every subscriber.
-
-    A retained copy (:meth:`retained`) holds only the frame and the routing fields; its
-    :attr:`payload` is decoded from the frame on each access."""
-
-    __slots__ = (
-        "_frame",
-        "_payload",
-        "audience",
-        "drop_if_slow",
-        "name",
-        "seq",
-        "session_key",
-        "ts",
-    )
-
-    def __init__(
-        self,
-        seq: int,
-        name: str,
-        payload: Mapping[str, JSON] | None,
-        ts: int,
-        *,
-        audience: Audience,
-        session_key: str | None,
-        drop_if_slow: bool,
-        frame: str | None = None,
-    ) -> None:
-        self.seq = seq
-        self.name = name
-        self._payload = payload
-        self.ts = ts
-        self.audience = audience
-        self.session_key = session_key
-        self.drop_if_slow = drop_if_slow
-        self._frame = frame
-
-    @property
-    def payload(self) -> Mapping[str, JSON]:
-        if self._payload is not None:
-            return self._payload
-        decoded = orjson.loads(self.frame())["payload"]
-        return cast("Mapping[str, JSON]", decoded)
-
-    def frame(self) -> str:
-        """``{"type":"event","event":…,"payload":…,"seq":…}`` as JSON text."""
-        if self._frame is None:
-            self._frame = orjson.dumps(
-                {"type": "event", "event": self.name, "payload": self._payload, "seq": self.seq}
-            ).decode()
-        return self._frame
-
-    def retained(self) -> Event:
-        """This event without its payload objects: what the replay buffer keeps."""
-        return Event(
-            self.seq,
-            self.name,
-            None,
-            self.ts,
-            audience=self.audience,
-            session_key=self.session_key,
-            drop_if_slow=self.drop_if_slow,
-            frame=self.frame(),
-        )
-
-    def retained_size(self) -> int:
-        """Bytes a retained copy keeps alive: itself, its frame, the numbers and the session
-        key it owns once the published event is gone, and its slot in the buffer. The event
-        name is not counted: names are string constants shared by every event."""
-        size = (
-            sys.getsizeof(self)
-            + sys.getsizeof(self.frame())
-            + sys.getsizeof(self.seq)
-            + sys.getsizeof(self.ts)
-            + _DEQUE_SLOT
-        )
-        if self.session_key is not None:
-            size += sys.getsizeof(self.session_key)
-        return size
-
-    def __repr__(self) -> str:
-        return f"Event(seq={self.seq}, name={self.name!r}, session_key={self.session_key!r})"
+    session_key: str
+    reason: str
+    phase: str | None = None
+    run_id: str | None = None
+    entry: SessionEntry | None = None
+    """The entry as committed by the change (``None`` when the publisher has none at hand)."""
+    deleted: SessionEntry | None = None
+    """The entry as it was, when the session was deleted."""
 
 
-class Subscriber(Protocol):
-    def wants(self, event: Event) -> bool:
-        """Whether this subscriber's subscriptions select ``event``."""
-        ...
+@dataclass(frozen=True, slots=True)
+class MessageAppended:
+    """A message was appended to a session's transcript."""
 
-    def deliver(self, event: Event) -> None:
-        """Queue ``event`` without blocking (dropping it is the subscriber's call)."""
-        ...
+    session_key: str
+    event: TranscriptEvent
+    run_id: str | None = None
+    inject_run_id: str | None = None
+    """``chat.inject``: the message also stands for the whole reply of this one-off run."""
+    entry: SessionEntry | None = None
+    """The session's entry as committed with the message."""
 
 
-class EventBus:
-    """Numbered, replayable, non-blocking fan-out of events to subscribers."""
+# --- runs --------------------------------------------------------------------------------------
 
-    def __init__(
-        self,
-        *,
-        clock: Clock = SYSTEM_CLOCK,
-        retained_events: int = DEFAULT_RETAINED_EVENTS,
-        retained_bytes: int = DEFAULT_RETAINED_BYTES,
-    ) -> None:
-        self.boot_id = str(uuid.uuid4())
-        self._clock = clock
-        self._seq = 0
-        self._retained: deque[Event] = deque()
-        """Retained copies (:meth:`Event.retained`), oldest first."""
-        self._retained_bytes = 0
-        self._evicted_seq = 0
-        """The highest sequence number discarded from retention (0: none yet)."""
-        self._max_events = retained_events
-        self._max_bytes = retained_bytes
-        self._subscribers: dict[int, Subscriber] = {}
-        self._taps: list[Callable[[Event], None]] = []
 
-    @property
-    def last_seq(self) -> int:
-        return self._seq
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    run_id: str
+    session_key: str
+    started_at: int
 
-    @property
-    def oldest_retained_seq(self) -> int | None:
-        return self._retained[0].seq if self._retained else None
 
-    @property
-    def retained_bytes(self) -> int:
-        """What the replay buffer holds, as counted against its byte cap."""
-        return self._retained_bytes
+@dataclass(frozen=True, slots=True)
+class RunText:
+    """Assistant text streamed by a run: ``delta`` appended, ``text`` so far."""
 
-    def tap(self, callback: Callable[[Event], None]) -> None:
-        """Call ``callback`` for every published event (in-process observers, tests)."""
-        self._taps.append(callback)
+    run_id: str
+    session_key: str
+    text: str
+    delta: str
 
-    def publish(
-        self,
-        name: str,
-        payload: Mapping[str, JSON],
-        *,
-        audience: Audience = Audience.OPERATORS,
-        session_key: str | None = None,
-        drop_if_slow: bool = False,
-        retain: bool = True,
-    ) -> Event:
-        """Number ``payload`` as the next event and hand it to every interested subscriber."""
-        self._seq += 1
-        event = Event(
-            self._seq,
-            name,
-            payload,
-            self._clock.now_ms(),
-            audience=audience,
-            session_key=session_key,
-            drop_if_slow=drop_if_slow,
-        )
-        if retain:
-            self._retain(event)
-        for subscriber in list(self._subscribers.values()):
-            if subscriber.wants(event):
-                subscriber.deliver(event)
-        for callback in self._taps:
-            callback(event)
-        return event
 
-    def _retain(self, event: Event) -> None:
-        copy = event.retained()
-        self._retained.append(copy)
-        self._retained_bytes += copy.retained_size()
-        while self._retained and (
-            len(self._retained) > self._max_events or self._retained_bytes > self._max_bytes
-        ):
-            dropped = self._retained.popleft()
-            self._retained_bytes -= dropped.retained_size()
-            self._evicted_seq = dropped.seq
+@dataclass(frozen=True, slots=True)
+class RunTool:
+    """Tool activity of a run: ``{phase, name, toolCallId, args?, partialResult?, result?,
+    isError?}``."""
 
-    def attach(self, subscriber: Subscriber) -> None:
-        self._subscribers[id(subscriber)] = subscriber
+    run_id: str
+    session_key: str
+    data: Mapping[str, JSON]
 
-    def detach(self, subscriber: Subscriber) -> None:
-        self._subscribers.pop(id(subscriber), None)
 
-    def missed(
-        self, subscriber: Subscriber, after_seq: int, boot_id: str | None = None
-    ) -> list[Event]:
-        """The retained events after ``after_seq`` that ``subscriber`` wants, oldest first.
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """A run ended with ``status`` (``done``, ``killed``, ``timeout``, ``failed``).
 
-        Raises :class:`EventsNotRetained` when ``boot_id`` names another process incarnation,
-        when ``after_seq`` is ahead of the stream, or when events after it were already
-        discarded. Because the bus runs on one event loop, delivering these and then attaching
-        (with no ``await`` in between) leaves no gap and no duplicate.
-        """
-        if boot_id is not None and boot_id != self.boot_id:
-            raise EventsNotRetained(
-                f"events of gateway boot {boot_id} are gone (this gateway booted as "
-                f"{self.boot_id}); list sessions again"
-            )
-        if after_seq < 0 or after_seq > self._seq:
-            raise EventsNotRetained(
-                f"no events after seq {after_seq}: the stream is at seq {self._seq}"
-            )
-        if after_seq < self._evicted_seq:
-            raise EventsNotRetained(
-                f"events after seq {after_seq} are no longer retained (oldest kept: "
-                f"{self.oldest_retained_seq}); list sessions again"
-            )
-        # Unretained events (ticks, shutdown) leave holes in the numbering: skip by seq.
-        newer = itertools.dropwhile(lambda event: event.seq <= after_seq, self._retained)
-        return [event for event in newer if subscriber.wants(event)]
+    ``started_at`` ``None``: it never started (aborted while queued). ``message`` is the
+    assistant message of the run as clients see it (the stored one, or the partial text), when
+    it has one.
+    """
+
+    run_id: str
+    session_key: str
+    status: SessionStatus
+    stop_reason: str
+    started_at: int | None
+    ended_at: int
+    message: JSONObject | None = None
+    error: str | None = None
+    usage: Mapping[str, JSON] | None = None
+
+
+# --- tasks, completions, bindings ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskChanged:
+    """A task record was created or changed (status, progress, delivery)."""
+
+    task: TaskRecord
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionQueued:
+    """A child's completion was written to its requester's durable inbox."""
+
+    item: InboxItem
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionDelivered:
+    """Inbox rows were delivered: appended to the requester's transcript at ``message_seq``
+    (``None``: retired without delivery)."""
+
+    requester_session_key: str
+    item_ids: tuple[int, ...]
+    message_seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BindingChanged:
+    """A thread binding was made, refreshed, or ended (``binding.ended_at`` set)."""
+
+    binding: ThreadBinding
+
+
+DomainEvent: TypeAlias = (
+    SessionChanged
+    | MessageAppended
+    | RunStarted
+    | RunText
+    | RunTool
+    | RunEnded
+    | TaskChanged
+    | CompletionQueued
+    | CompletionDelivered
+    | BindingChanged
+)
+Subscriber: TypeAlias = Callable[[DomainEvent], None]
+
+
+class DomainEvents:
+    """The process's stream of domain events (module docstring)."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self.published = 0
+        """How many events subscribers have been given so far."""
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call ``subscriber(event)`` for every event from now on; returns the unsubscribe."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop subscribers live on (the first publish on a loop binds it too)."""
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+
+    def publish(self, event: DomainEvent) -> None:
+        """Tell every subscriber of ``event``: at once on the loop's thread, through the loop
+        from any other thread (a store worker after a commit)."""
+        if threading.get_ident() == self._loop_thread:
+            self._dispatch(event)
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            self.bind(running)
+            self._dispatch(event)
+        elif self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._dispatch, event)
+        else:  # no loop has published or subscribed yet: nobody can be listening on one
+            self._dispatch(event)
+
+    def _dispatch(self, event: DomainEvent) -> None:
+        self.published += 1
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:
+                log.exception("a domain event subscriber failed on %s", type(event).__name__)

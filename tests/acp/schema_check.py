@@ -1,4 +1,4 @@
-"""Validating recorded ACP traffic against the official v1 JSON schema (reference acp.md §13).
+"""Validating recorded ACP traffic against the official v1 JSON schema (vendored in ``schema/``).
 
 Reusable: record ``(sender, message)`` pairs — ``sender`` is ``"client"`` or ``"agent"`` — and
 call :func:`traffic_problems`. Every message is checked:
@@ -29,7 +29,8 @@ from jsonschema.exceptions import best_match
 
 __all__ = ["SCHEMA_DIR", "Sender", "check_message", "traffic_problems"]
 
-SCHEMA_DIR = Path("/work/shared/acp")
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+"""The ACP v1 schemas copied unmodified from upstream (see ``schema/README.md``)."""
 Sender = Literal["client", "agent"]
 _OTHER: dict[Sender, Sender] = {"client": "agent", "agent": "client"}
 

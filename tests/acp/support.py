@@ -3,7 +3,7 @@
 :func:`start_bridge` spawns ``python -m clawline acp …`` through ``acp.spawn_agent_process``
 with a :class:`Recorder` observing every JSON-RPC message in both directions (validated against
 the ACP schema by :func:`tests.acp.schema_check.traffic_problems`). The bridge's stderr goes to
-a file (the SDK would otherwise pipe it and never read it: reference acp.md §16.1 gotcha 6), and
+a file (the SDK would otherwise pipe it and never read it, and block once the pipe is full), and
 every stdout line the SDK could not parse as JSON is counted from the SDK's log record.
 """
 
@@ -189,13 +189,13 @@ def text_of(updates: list[dict[str, Any]], kind: str) -> str:
 
 async def seed(gateway: RunningGateway, specs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     """``catalog.patch`` each ``(key, changes)`` in order, on the gateway's store thread."""
-    catalog = gateway.services.catalog
+    catalog = gateway.runtime.catalog
 
     def write() -> None:
         for key, changes in specs:
             catalog.patch(key, dict(changes))
 
-    await gateway.services.call(write)
+    await gateway.runtime.call(write)
 
 
 @asynccontextmanager

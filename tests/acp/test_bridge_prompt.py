@@ -37,7 +37,7 @@ async def prompt(bridge: BridgeProcess, session_id: str, value: str) -> Any:
 
 async def until_running(gateway: RunningGateway, key: str) -> None:
     async with asyncio.timeout(10):
-        while not gateway.services.runs.has_active_run(key):
+        while not gateway.runtime.runs.has_active_run(key):
             await asyncio.sleep(0.02)
 
 
@@ -149,7 +149,7 @@ async def test_cancel_ends_the_turn_as_cancelled(
     await until_running(acp_gateway, key)
     await bridge.conn.cancel(session_id=key)
     assert await asyncio.wait_for(turn, 10) == {"stopReason": "cancelled"}
-    entry = await acp_gateway.services.call(acp_gateway.services.catalog.get, key)
+    entry = await acp_gateway.runtime.call(acp_gateway.runtime.catalog.get, key)
     assert entry is not None
     assert entry.status == "killed"
     assert await prompt(bridge, key, "still here") == {"stopReason": "end_turn"}
@@ -188,7 +188,7 @@ async def test_prompt_size_limit(
         await prompt(bridge, key, "é" * (1024 * 1024 + 1))  # 2 MiB + 2 bytes of UTF-8
     assert caught.value.code == -32602
     assert str(caught.value) == "Prompt exceeds maximum allowed size of 2097152 bytes"
-    assert await acp_gateway.services.call(acp_gateway.services.catalog.get, key) is None
+    assert await acp_gateway.runtime.call(acp_gateway.runtime.catalog.get, key) is None
     assert await prompt(bridge, key, "x" * (2 * 1024 * 1024 - 100)) == {"stopReason": "end_turn"}
 
 
@@ -257,7 +257,7 @@ async def test_session_info_update_carries_the_lineage(
         u for u in bridge.recorder.updates(child) if u["sessionUpdate"] == "session_info_update"
     ]
     assert len(infos) == 2  # after the resume and after the prompt
-    entry = await acp_gateway.services.call(acp_gateway.services.catalog.get, child)
+    entry = await acp_gateway.runtime.call(acp_gateway.runtime.catalog.get, child)
     assert entry is not None
     assert infos[-1] == {
         "sessionUpdate": "session_info_update",

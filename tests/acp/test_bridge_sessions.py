@@ -24,7 +24,7 @@ def text(value: str) -> list[dict[str, Any]]:
 
 
 async def gateway_row(gateway: RunningGateway, key: str) -> dict[str, Any] | None:
-    entry = await gateway.services.call(gateway.services.catalog.get, key)
+    entry = await gateway.runtime.call(gateway.runtime.catalog.get, key)
     return None if entry is None else entry.to_json()
 
 

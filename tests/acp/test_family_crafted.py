@@ -1,4 +1,4 @@
-"""The family operation (subagent-ui.md §6) against the crafted agent, a real subprocess.
+"""The family operation (docs/acp-client.md) against the crafted agent, a real subprocess.
 
 Every test ends with the crafted agent's record of what the loader sent, validated against the
 ACP v1 schema, and with every agent process gone (``crafted_link`` checks that on exit).

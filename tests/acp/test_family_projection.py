@@ -1,4 +1,4 @@
-"""The lineage projection of subagent-ui.md §7 and the payload rules of §6 step 1 (pure)."""
+"""The lineage projection and the payload rules of the family operation (pure)."""
 
 from __future__ import annotations
 

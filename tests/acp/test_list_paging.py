@@ -105,9 +105,9 @@ async def test_250_sessions_in_three_pages(
     assert "unknown" not in listed
 
     rows = {row["sessionId"]: row for page in pages for row in page}
-    catalog = acp_gateway.services.catalog
+    catalog = acp_gateway.runtime.catalog
     for key, row in rows.items():
-        entry = await acp_gateway.services.call(catalog.get, key)
+        entry = await acp_gateway.runtime.call(catalog.get, key)
         assert entry is not None
         assert row["_meta"]["sessionKey"] == key
         assert row["_meta"]["rootSessionKey"] == entry.root_session_key
@@ -122,7 +122,7 @@ async def test_250_sessions_in_three_pages(
         "lineage": {"parent": None, "path": "/agent:main:chat-0007", "depth": 0},
     }
     # derivedTitle (displayName → subject → first user message → "<id> (<day>)") comes first
-    root_entry = await acp_gateway.services.call(catalog.get, ROOT)
+    root_entry = await acp_gateway.runtime.call(catalog.get, ROOT)
     assert root_entry is not None
     day = time.strftime("%Y-%m-%d", time.gmtime(root_entry.created_at // 1000))
     assert rows[ROOT]["title"] == f"{root_entry.session_id[:8]} ({day})"

@@ -15,14 +15,14 @@ from typing import Any, TypeAlias
 import pytest
 
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.acp_runtime.support import MAIN, Traffic, acp_config, alive, pids
 from tests.collab.support import ScriptedRunner
 
 
 @dataclass(frozen=True, slots=True)
 class Acp:
-    services: Services
+    services: Runtime
     log: Path
     """The tiny agents' JSONL log."""
     traffic: Traffic
@@ -50,7 +50,7 @@ async def make_acp(tmp_path: Path) -> AsyncIterator[MakeAcp]:
         config.update(extra or {})
         state = tmp_path / f"state{number}"
         state.mkdir()
-        services = Services.open(Settings(state_dir=state, raw=config))
+        services = Runtime.open(Settings(state_dir=state, raw=config))
         runner = ScriptedRunner()
         services.runs.runner = runner
         assert services.announcer is not None  # its run-end hook exists from the start

@@ -15,7 +15,7 @@ from acp.connection import StreamDirection, StreamEvent
 
 from clawline.acp.runtime_process import AgentProcess
 from clawline.collab.spawn import SessionsSpawnTool
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.acp.schema_check import Sender, traffic_problems
 from tests.collab.support import MAIN, invoke, tool_ctx
 
@@ -123,7 +123,7 @@ class Traffic:
         return [p for exchange in self.connections.values() for p in traffic_problems(exchange)]
 
 
-async def spawn(services: Services, key: str = MAIN, **args: Any) -> dict[str, Any]:
+async def spawn(services: Runtime, key: str = MAIN, **args: Any) -> dict[str, Any]:
     """``sessions_spawn`` (runtime ``acp``, agent ``tiny`` unless given) from ``key``."""
     args.setdefault("runtime", "acp")
     return await invoke(spawn_tool, tool_ctx(services, key), **args)

@@ -39,11 +39,11 @@ async def gateway(tmp_path: Path) -> AsyncIterator[tuple[RunningGateway, WireCli
     traffic = Traffic()
     gateway_settings = GatewaySettings(port=0, auth="token", token=TOKEN)
     async with running_gateway(state, settings=settings, gateway_settings=gateway_settings) as gw:
-        gw.services.acp.observers.append(traffic)
+        gw.runtime.acp.observers.append(traffic)
         client = await WireClient.open(gw.url)
         frame = await client.connect(token=TOKEN)
         assert frame["ok"] is True, frame
-        await gw.services.call(gw.services.catalog.patch, MAIN, {})
+        await gw.runtime.call(gw.runtime.catalog.patch, MAIN, {})
         try:
             yield gw, client, log
         finally:
@@ -65,7 +65,7 @@ async def test_a_child_through_the_gateway(
     gateway: tuple[RunningGateway, WireClient, Path],
 ) -> None:
     gw, client, _ = gateway
-    result = await spawn(gw.services, task="report", agentId="tiny", label="reporter")
+    result = await spawn(gw.runtime, task="report", agentId="tiny", label="reporter")
     child = result["childSessionKey"]
     await client.ok("agent.wait", {"runId": result["runId"], "timeoutMs": 10_000})
     history = await client.ok("chat.history", {"sessionKey": child})
@@ -97,7 +97,7 @@ async def test_a_persistent_child_over_the_wire(
     gateway: tuple[RunningGateway, WireClient, Path],
 ) -> None:
     gw, client, log = gateway
-    result = await spawn(gw.services, task="first", agentId="tiny", thread=True)
+    result = await spawn(gw.runtime, task="first", agentId="tiny", thread=True)
     child = result["childSessionKey"]
     await client.ok("agent.wait", {"runId": result["runId"], "timeoutMs": 10_000})
     (pid,) = pids(log)
@@ -125,7 +125,7 @@ async def test_tasks_cancel_stops_a_running_acp_task(
     gateway: tuple[RunningGateway, WireClient, Path],
 ) -> None:
     gw, client, log = gateway
-    result = await spawn(gw.services, task="sleep 30000", agentId="tiny")
+    result = await spawn(gw.runtime, task="sleep 30000", agentId="tiny")
     child = result["childSessionKey"]
     await eventually(lambda: bool(calls(log, "session/prompt")))
     (pid,) = pids(log)
@@ -143,9 +143,9 @@ async def test_stopping_the_gateway_stops_persistent_agents(tmp_path: Path) -> N
     state = tmp_path / "state"
     settings = Settings(state_dir=state, raw={**acp_config(log), **THREADS})
     async with running_gateway(state, settings=settings) as gw:
-        await gw.services.call(gw.services.catalog.patch, MAIN, {})
-        result = await spawn(gw.services, task="hi", agentId="tiny", thread=True)
-        await gw.services.runs.wait_outcome(result["runId"], 10_000)
+        await gw.runtime.call(gw.runtime.catalog.patch, MAIN, {})
+        result = await spawn(gw.runtime, task="hi", agentId="tiny", thread=True)
+        await gw.runtime.runs.wait_outcome(result["runId"], 10_000)
         (pid,) = pids(log)
         assert alive(pid)
     assert not alive(pid)

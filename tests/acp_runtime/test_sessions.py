@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.services import Services
-from clawline.sessions.notify import SessionNotifier
+from clawline.events import SessionChanged
+from clawline.runtime import Runtime
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import MAIN, alive, calls, eventually, gone, pids, spawn
 from tests.collab.support import assistant_texts, transcript
@@ -21,17 +21,17 @@ RUN_THREAD_NOTE = (
 )
 
 
-def task_status(services: Services, child: str) -> str:
+def task_status(services: Runtime, child: str) -> str:
     (task,) = [t for t in services.tasks.for_session(child) if t.child_session_key == child]
     return task.status
 
 
-def replies(services: Services, child: str) -> list[str]:
+def replies(services: Runtime, child: str) -> list[str]:
     """The child's assistant replies (its tool-call messages have no text)."""
     return [text for text in assistant_texts(services, child) if text]
 
 
-async def send(services: Services, child: str, message: str, key: str) -> Any:
+async def send(services: Runtime, child: str, message: str, key: str) -> Any:
     ack = await services.runs.send(session_key=child, message=message, idempotency_key=key)
     return await ack.done
 
@@ -98,7 +98,7 @@ async def test_session_mode_keeps_the_process_for_follow_ups(make_acp: MakeAcp) 
 
     # deleting the session stops its agent
     change = await services.call(services.catalog.delete, child)
-    await SessionNotifier(services).changed(child, reason="delete", deleted=change.before)
+    services.events.publish(SessionChanged(child, "delete", deleted=change.before))
     await gone(pid)
     assert services.acp.child(child) is None
 

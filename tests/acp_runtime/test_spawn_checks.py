@@ -1,4 +1,4 @@
-"""The ACP spawn's checks in their order (collaboration.md §2.7), each with its exact text and
+"""The ACP spawn's checks in their order (OpenClaw's), each with its exact text and
 ``errorCode``, and the failures of starting the agent; none of them leaves anything behind."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clawline.agents.run import RunsClosed
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.base import SessionQuery
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import MAIN, acp_config, alive, calls, pids, spawn
@@ -123,7 +123,7 @@ async def test_a_label_in_use_is_refused_before_the_agent_starts(acp: Acp) -> No
     assert pids(acp.log) == []
 
 
-async def _child_keys(services: Services) -> list[str]:
+async def _child_keys(services: Runtime) -> list[str]:
     tasks = services.tasks.for_owner(MAIN)
     return [task.child_session_key or "" for task in tasks]
 

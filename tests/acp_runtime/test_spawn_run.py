@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from clawline.collab.spawn import RUN_MODE_NOTE
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.tasks.model import TaskRecord
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import (
@@ -29,7 +29,7 @@ ACP_CHILD = re.compile(
 )
 
 
-def task_of(services: Services, child: str) -> TaskRecord:
+def task_of(services: Runtime, child: str) -> TaskRecord:
     (task,) = [t for t in services.tasks.for_session(child) if t.child_session_key == child]
     return task
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from clawline.collab.subagents_tool import SubagentsTool
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import MAIN, alive, calls, eventually, gone, log_entries, spawn
 from tests.collab.support import invoke, tool_ctx
@@ -18,7 +18,7 @@ from tests.collab.support import invoke, tool_ctx
 THREADS = {"channels": {"webchat": {"threadBindings": {"spawnAcpSessions": True}}}}
 
 
-def task_of(services: Services, child: str) -> Any:
+def task_of(services: Runtime, child: str) -> Any:
     (task,) = [t for t in services.tasks.for_session(child) if t.child_session_key == child]
     return task
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.acp_runtime.conftest import Acp
 from tests.acp_runtime.support import MAIN, eventually, spawn
 from tests.collab.support import transcript
 
 
-def relayed(services: Services) -> list[str]:
+def relayed(services: Runtime) -> list[str]:
     out: list[str] = []
     for message in transcript(services, MAIN):
         if message.get("label") == "acp:tiny" and message.get("injected") is True:
@@ -24,7 +24,7 @@ def relayed(services: Services) -> list[str]:
     return out
 
 
-def task_status(services: Services, child: str) -> tuple[str, str]:
+def task_status(services: Runtime, child: str) -> tuple[str, str]:
     (task,) = services.tasks.for_session(child)
     return task.status, task.delivery_status
 

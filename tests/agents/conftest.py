@@ -1,4 +1,5 @@
-"""Fixtures: real services (SQLite in a temporary state directory) with a tap on the bus."""
+"""Fixtures: a real runtime (SQLite in a temporary state directory) and the frames a gateway
+would send for it."""
 
 from __future__ import annotations
 
@@ -8,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from clawline.config import Settings
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
+from clawline.testing.wire import WireRecorder
 
 
-async def _open(path: Path, clock: FakeClock | None = None) -> Services:
+async def _open(path: Path, clock: FakeClock | None = None) -> Runtime:
     settings = Settings(state_dir=path)
-    return Services.open(settings, clock=clock) if clock else Services.open(settings)
+    return Runtime.open(settings, clock=clock) if clock else Runtime.open(settings)
 
 
 @pytest.fixture
-async def services(tmp_path: Path) -> AsyncIterator[Services]:
+async def services(tmp_path: Path) -> AsyncIterator[Runtime]:
     opened = await _open(tmp_path)
     try:
         yield opened
@@ -34,8 +35,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-async def faked(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Services]:
-    """Services whose clock only moves when the test says so."""
+async def faked(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Runtime]:
+    """A runtime whose clock only moves when the test says so."""
     opened = await _open(tmp_path, clock)
     try:
         yield opened
@@ -45,7 +46,8 @@ async def faked(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Services]:
 
 
 @pytest.fixture
-def events(services: Services) -> list[Event]:
-    seen: list[Event] = []
-    services.bus.tap(seen.append)
-    return seen
+async def events(services: Runtime) -> AsyncIterator[WireRecorder]:
+    """The frames a gateway would send for ``services`` (``await events.settled()`` before
+    looking at them)."""
+    async with WireRecorder(services) as recorder:
+        yield recorder

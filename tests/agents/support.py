@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, cast
 
 from websockets.asyncio.client import ClientConnection
 
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.events import Event
+from clawline.gateway.bus import Event
 from tests.gateway.wire import WireClient
 
 __all__ = [
@@ -91,7 +91,7 @@ class ToolRunner:
         return RunOutput(usage={"input": 3, "output": 4})
 
 
-def chat_events(events: list[Event], run_id: str | None = None) -> list[dict[str, Any]]:
+def chat_events(events: Iterable[Event], run_id: str | None = None) -> list[dict[str, Any]]:
     return [
         dict(event.payload)
         for event in events
@@ -99,7 +99,7 @@ def chat_events(events: list[Event], run_id: str | None = None) -> list[dict[str
     ]
 
 
-def agent_events(events: list[Event], run_id: str | None = None) -> list[dict[str, Any]]:
+def agent_events(events: Iterable[Event], run_id: str | None = None) -> list[dict[str, Any]]:
     return [
         dict(event.payload)
         for event in events

@@ -11,7 +11,7 @@ import pytest
 from clawline.agents.config import MAX_RUN_TIMEOUT_MS
 from clawline.agents.settings import AgentsConfig, SubagentLimits, ToolPolicy
 from clawline.config import ConfigError, Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 
 FULL = {
     "agents": {
@@ -161,7 +161,7 @@ def test_the_settings_objects_are_frozen() -> None:
 
 def test_a_services_run_manager_carries_the_config(tmp_path: Path) -> None:
     raw = {"agents": {"defaults": {"timeoutSeconds": 7}}}
-    services = Services.open(Settings(state_dir=tmp_path, raw=raw))
+    services = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
     try:
         assert services.runs.config.resolve_agent("main").timeout_ms == 7000
     finally:
@@ -279,7 +279,7 @@ def test_a_provider_configured_under_its_own_name_is_a_known_model_prefix() -> N
 
 def test_the_legacy_agents_keys_keep_working(tmp_path: Path) -> None:
     raw = {"agents": {"echo_delay_ms": 0, "timeout_seconds": 9}}
-    services = Services.open(Settings(state_dir=tmp_path, raw=raw))
+    services = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
     try:
         assert services.runs.settings.echo_delay_ms == 0
         assert services.runs.config.resolve_agent("main").timeout_ms == 9000

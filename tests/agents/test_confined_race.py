@@ -20,7 +20,7 @@ import pytest
 from clawline.agents.confined import ConfinedDir, SymlinkRefused, Symlinks
 from clawline.agents.tools.base import ToolContext
 from clawline.agents.tools.files import ReadFileTool, WriteFileTool
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.agents.swapper import Swapper, start_swapper
 
 INSIDE = b"inside"
@@ -101,7 +101,7 @@ def test_no_read_or_write_escapes_while_a_directory_is_swapped_for_a_symlink(
     assert swaps > 1000
 
 
-def _context(services: Services, workspace: Path) -> ToolContext:
+def _context(services: Runtime, workspace: Path) -> ToolContext:
     return ToolContext(
         services=services,
         session_key="agent:main:main",
@@ -112,7 +112,7 @@ def _context(services: Services, workspace: Path) -> ToolContext:
 
 
 async def test_the_file_tools_do_not_escape_while_a_directory_is_swapped(
-    services: Services, arena: Arena, swapper: Swapper
+    services: Runtime, arena: Arena, swapper: Swapper
 ) -> None:
     ctx = _context(services, arena.workspace)
     outcomes: Counter[str] = Counter()

@@ -22,7 +22,7 @@ from clawline.agents.tools.files import (
 )
 from clawline.agents.workspace import workspace_for
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 
@@ -43,7 +43,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ctx(services: Services, ws: Path) -> ToolContext:
+def ctx(services: Runtime, ws: Path) -> ToolContext:
     return ToolContext(
         services=services, session_key="agent:main:main", agent_id="main", run_id="r", workspace=ws
     )
@@ -254,7 +254,7 @@ def test_a_recorded_workspace_outside_the_agents_own_is_not_used(tmp_path: Path)
     assert workspace_for(agent, escaping) == tmp_path / "workspace" / "main"
 
 
-async def test_the_workspace_is_created_on_first_use(services: Services, tmp_path: Path) -> None:
+async def test_the_workspace_is_created_on_first_use(services: Runtime, tmp_path: Path) -> None:
     fresh = tmp_path / "not" / "yet"
     ctx = ToolContext(
         services=services, session_key="agent:a:main", agent_id="a", run_id="r", workspace=fresh
@@ -283,7 +283,7 @@ async def test_hard_links_are_allowed_when_configured(tmp_path: Path, ws: Path) 
     secret = tmp_path / "outside" / "secret.txt"
     os.link(secret, ws / "hard.txt")
     raw: dict[str, Any] = {"tools": {"fs": {"allowHardlinks": True}}}
-    services = Services.open(Settings(state_dir=tmp_path / "state", raw=raw))
+    services = Runtime.open(Settings(state_dir=tmp_path / "state", raw=raw))
     try:
         ctx = ToolContext(
             services=services,
@@ -322,7 +322,7 @@ async def test_empty_components_are_refused(ctx: ToolContext) -> None:
 
 
 async def test_a_workspace_swapped_for_a_symlink_after_the_turn_started_is_refused(
-    services: Services, tmp_path: Path
+    services: Runtime, tmp_path: Path
 ) -> None:
     shared = tmp_path / "agent" / "shared"
     shared.mkdir(parents=True)

@@ -21,7 +21,7 @@ from clawline.agents.providers.offline import OfflineProvider
 from clawline.agents.run import RunOutcome, terminal_status
 from clawline.agents.turn import AgentRunner
 from clawline.config import ConfigError, Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from clawline.types import JSONObject, SessionStatus
 
@@ -136,7 +136,7 @@ def test_effective_timeout() -> None:
 
 async def test_the_echo_delay_comes_from_the_config(tmp_path: Path) -> None:
     raw = {"agents": {"echo_delay_ms": 17}}
-    services = Services.open(Settings(state_dir=tmp_path, raw=raw))
+    services = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
     try:
         runner = services.runs.runner
         assert isinstance(runner, AgentRunner)  # the offline model streams with the echo delay
@@ -204,7 +204,7 @@ def test_fit_budget_drops_the_oldest_messages() -> None:
 
 
 def test_read_messages_skips_other_event_types(tmp_path: Path) -> None:
-    services = Services.open(Settings(state_dir=tmp_path))
+    services = Runtime.open(Settings(state_dir=tmp_path))
     try:
         catalog = services.catalog
         catalog.patch("main", {})

@@ -23,7 +23,7 @@ from clawline.agents.providers.base import (
 from clawline.agents.providers.openai_compat import OpenAIProvider
 from clawline.agents.settings import ProviderSettings
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 
 SPEC = ToolSpec("write_file", "Write a file.", {"type": "object", "properties": {}})
@@ -166,7 +166,7 @@ async def test_a_run_with_an_openai_model_fails_on_a_server_error(
         "agents": {"defaults": {"model": "openai/test"}},
         "models": {"providers": {"openai": {"baseUrl": server.openai_base_url, "maxRetries": 0}}},
     }
-    services = Services.open(Settings(state_dir=tmp_path, raw=raw))
+    services = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
     try:
         ack = await services.runs.send(session_key="main", message="hi", idempotency_key="k")
         outcome = await ack.done

@@ -6,9 +6,10 @@ import asyncio
 
 from clawline.agents.echo import EchoRunner
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.agents.stream import CHAT_DELTA_INTERVAL_MS
-from clawline.events import Audience, Event
-from clawline.services import Services
+from clawline.gateway.bus import Audience, Event
+from clawline.gateway.projection import CHAT_DELTA_INTERVAL_MS
+from clawline.runtime import Runtime
+from clawline.testing.wire import WireRecorder
 from tests.agents.support import ToolRunner, agent_events, chat_events
 
 
@@ -30,11 +31,12 @@ def describe(event: Event) -> str:
 
 
 async def test_one_run_publishes_its_events_in_order(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     services.runs.runner = EchoRunner(delay_ms=0)
     ack = await services.runs.send(session_key="main", message="hi", idempotency_key="r")
     await ack.done
+    await events.settled()
     sequence = [describe(event) for event in events]
     streamed = ("chat:delta", "agent:assistant", "update:delta")
     deltas = [name for name in sequence if name in streamed]
@@ -69,13 +71,14 @@ async def test_one_run_publishes_its_events_in_order(
     assert all(e.audience is Audience.OPERATORS for e in events if e.name in ("chat", "agent"))
 
 
-async def test_payload_shapes_and_per_run_seq(services: Services, events: list[Event]) -> None:
+async def test_payload_shapes_and_per_run_seq(services: Runtime, events: WireRecorder) -> None:
     services.runs.runner = EchoRunner(delay_ms=0)
     for key in ("a", "b"):
         await (
             await services.runs.send(session_key="main", message="x y", idempotency_key=key)
         ).done
     for run_id in ("a", "b"):
+        await events.settled()
         chat = chat_events(events, run_id)
         agent = agent_events(events, run_id)
         assert [p["seq"] for p in chat] == list(range(1, len(chat) + 1))
@@ -96,15 +99,17 @@ async def test_payload_shapes_and_per_run_seq(services: Services, events: list[E
         assert assistant[-1]["text"] == "echo: x y"
 
 
-async def test_chat_deltas_are_throttled_per_run(services: Services, events: list[Event]) -> None:
+async def test_chat_deltas_are_throttled_per_run(services: Runtime, events: WireRecorder) -> None:
     services.runs.runner = EchoRunner(delay_ms=0)
     words = " ".join(f"w{i}" for i in range(60))
     await (await services.runs.send(session_key="main", message=words, idempotency_key="f")).done
+    await events.settled()
     assert len([p for p in agent_events(events, "f") if p["stream"] == "assistant"]) == 61
     assert len([p for p in chat_events(events, "f") if p["state"] == "delta"]) == 1
 
     services.runs.runner = EchoRunner(delay_ms=CHAT_DELTA_INTERVAL_MS + 30)
     await (await services.runs.send(session_key="main", message="a b", idempotency_key="s")).done
+    await events.settled()
     deltas = [p["message"]["content"][0]["text"] for p in chat_events(events, "s")[:-1]]
     assert deltas == ["echo: ", "echo: a ", "echo: a b"]
 
@@ -120,13 +125,14 @@ class BurstRunner:
 
 
 async def test_a_throttled_delta_is_sent_when_the_interval_ends(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     services.runs.runner = BurstRunner()
     outcome = await (
         await services.runs.send(session_key="main", message="m", idempotency_key="b")
     ).done
     assert outcome.text == "ab"
+    await events.settled()
     chat = chat_events(events, "b")
     assert [(p["state"], p["message"]["content"][0]["text"]) for p in chat] == [
         ("delta", "a"),
@@ -138,13 +144,14 @@ async def test_a_throttled_delta_is_sent_when_the_interval_ends(
 
 
 async def test_tool_activity_and_history_reach_the_runner(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     services.runs.runner = ToolRunner()
     outcome = await (
         await services.runs.send(session_key="main", message="q", idempotency_key="t")
     ).done
     assert outcome.text == "answer 42 after 1 messages"
+    await events.settled()
     tools = [p["data"] for p in agent_events(events, "t") if p["stream"] == "tool"]
     assert tools == [
         {"phase": "start", "name": "lookup", "toolCallId": "call-1", "args": {"q": "q"}},
@@ -171,12 +178,14 @@ class LateRunner:
         return RunOutput(text="done")
 
 
-async def test_emits_after_the_end_are_ignored(services: Services, events: list[Event]) -> None:
+async def test_emits_after_the_end_are_ignored(services: Runtime, events: WireRecorder) -> None:
     runner = LateRunner()
     services.runs.runner = runner
     await (await services.runs.send(session_key="main", message="m", idempotency_key="l")).done
+    await events.settled()
     count = len(events)
     assert runner.ctx is not None
     await runner.ctx.emit_text("ghost")
     await runner.ctx.emit_tool("start", "t", "c")
+    await events.settled()
     assert len(events) == count

@@ -10,8 +10,8 @@ import pytest
 from clawline.agents import execution
 from clawline.agents.echo import EchoRunner
 from clawline.agents.run import RunsClosed
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
+from clawline.testing.wire import WireRecorder
 from tests.agents.support import (
     BlockingRunner,
     FailingRunner,
@@ -23,13 +23,13 @@ from tests.agents.support import (
 MAIN = "agent:main:main"
 
 
-def entry_of(services: Services, key: str = MAIN) -> dict[str, Any]:
+def entry_of(services: Runtime, key: str = MAIN) -> dict[str, Any]:
     entry = services.store.get(key)
     assert entry is not None
     return entry.to_json()
 
 
-async def test_abort_kills_the_running_run(services: Services, events: list[Event]) -> None:
+async def test_abort_kills_the_running_run(services: Runtime, events: WireRecorder) -> None:
     runner = BlockingRunner(partial="half an answer")
     services.runs.runner = runner
     ack = await services.runs.send(session_key="main", message="m", idempotency_key="r1")
@@ -40,6 +40,7 @@ async def test_abort_kills_the_running_run(services: Services, events: list[Even
     entry = entry_of(services)
     assert (entry["status"], entry["abortedLastRun"]) == ("killed", True)
     assert not services.runs.has_active_run(MAIN)
+    await events.settled()
     chat = chat_events(events, "r1")
     assert chat[-1]["state"] == "aborted"
     assert chat[-1]["message"]["content"][0]["text"] == "half an answer"
@@ -50,7 +51,7 @@ async def test_abort_kills_the_running_run(services: Services, events: list[Even
 
 
 async def test_abort_of_one_queued_run_leaves_the_running_one(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
@@ -61,6 +62,7 @@ async def test_abort_of_one_queued_run_leaves_the_running_one(
     assert second.done.result().status == "killed"
     assert second.done.result().started_at is None
     assert not first.done.done()
+    await events.settled()
     assert [e["state"] for e in chat_events(events, "r2")] == ["aborted"]
     assert agent_events(events, "r2") == []
     runner.release.set()
@@ -68,7 +70,7 @@ async def test_abort_of_one_queued_run_leaves_the_running_one(
     assert len(runner.contexts) == 1
 
 
-async def test_abort_aborts_queued_and_running_runs(services: Services) -> None:
+async def test_abort_aborts_queued_and_running_runs(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     await services.runs.send(session_key="main", message="1", idempotency_key="r1")
@@ -79,7 +81,7 @@ async def test_abort_aborts_queued_and_running_runs(services: Services) -> None:
     assert len(runner.contexts) == 1
 
 
-async def test_abort_with_nothing_to_abort(services: Services) -> None:
+async def test_abort_with_nothing_to_abort(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     await services.runs.send(session_key="main", message="1", idempotency_key="r1")
@@ -90,7 +92,7 @@ async def test_abort_with_nothing_to_abort(services: Services) -> None:
 
 
 async def test_a_run_past_its_timeout_ends_as_timeout(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     services.runs.runner = EchoRunner(delay_ms=40)
     ack = await services.runs.send(
@@ -100,6 +102,7 @@ async def test_a_run_past_its_timeout_ends_as_timeout(
     assert outcome.status == "timeout"
     assert outcome.error == "run timed out after 100 ms"
     assert entry_of(services)["status"] == "timeout"
+    await events.settled()
     error = chat_events(events, "t")[-1]
     assert (error["state"], error["errorKind"]) == ("error", "timeout")
     end = agent_events(events, "t")[-1]["data"]
@@ -107,13 +110,14 @@ async def test_a_run_past_its_timeout_ends_as_timeout(
 
 
 async def test_a_failing_runner_ends_the_run_as_failed(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     services.runs.runner = FailingRunner("model exploded", partial="so far")
     ack = await services.runs.send(session_key="main", message="m", idempotency_key="f")
     outcome = await ack.done
     assert (outcome.status, outcome.error) == ("failed", "model exploded")
     assert entry_of(services)["status"] == "failed"
+    await events.settled()
     error = chat_events(events, "f")[-1]
     assert error["state"] == "error"
     assert (error["errorMessage"], error["errorKind"]) == ("model exploded", "unknown")
@@ -128,7 +132,7 @@ async def test_a_failing_runner_ends_the_run_as_failed(
 
 
 async def test_a_runner_that_ignores_cancellation_is_ended_after_the_grace(
-    services: Services, monkeypatch: pytest.MonkeyPatch
+    services: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(execution, "ABORT_GRACE_S", 0.05)
     runner = StubbornRunner(holdout=0.5)
@@ -140,7 +144,7 @@ async def test_a_runner_that_ignores_cancellation_is_ended_after_the_grace(
     await asyncio.sleep(0.5)
 
 
-async def test_shutdown_kills_every_run_and_refuses_new_ones(services: Services) -> None:
+async def test_shutdown_kills_every_run_and_refuses_new_ones(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     running = await services.runs.send(session_key="a", message="1", idempotency_key="r1")
@@ -156,7 +160,7 @@ async def test_shutdown_kills_every_run_and_refuses_new_ones(services: Services)
         await services.runs.send(session_key="a", message="3", idempotency_key="r3")
 
 
-async def test_a_session_deleted_mid_run_is_not_recreated(services: Services) -> None:
+async def test_a_session_deleted_mid_run_is_not_recreated(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     ack = await services.runs.send(session_key="gone", message="m", idempotency_key="g")

@@ -1,5 +1,5 @@
 """Idempotency keys in the store: a repeat finds its key after a restart (a new
-:class:`~clawline.services.Services` on the same store), after a crash (recovery ends the keys of
+:class:`~clawline.runtime.Runtime` on the same store), after a crash (recovery ends the keys of
 lost runs) and never after the window; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from clawline.collab.completion import LOST_ERROR
 from clawline.collab.recovery import recover_now
 from clawline.collab.sweepers import sweep_once
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from clawline.types import JSONObject
 from tests.agents.support import BlockingRunner
@@ -32,16 +32,16 @@ class Lives:
     def __init__(self, settings: Settings, clock: FakeClock) -> None:
         self.settings = settings
         self.clock = clock
-        self.opened: list[Services] = []
+        self.opened: list[Runtime] = []
 
-    def start(self) -> tuple[Services, BlockingRunner]:
-        services = Services.open(self.settings, clock=self.clock)
+    def start(self) -> tuple[Runtime, BlockingRunner]:
+        services = Runtime.open(self.settings, clock=self.clock)
         runner = BlockingRunner()
         services.runs.runner = runner
         self.opened.append(services)
         return services, runner
 
-    async def stop(self, services: Services) -> None:
+    async def stop(self, services: Runtime) -> None:
         await services.runs.shutdown()
         services.close()
         self.opened.remove(services)
@@ -77,7 +77,7 @@ async def until(check: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.005)
 
 
-def user_run_ids(services: Services, key: str = MAIN) -> list[object]:
+def user_run_ids(services: Runtime, key: str = MAIN) -> list[object]:
     entry = services.store.get(key)
     assert entry is not None
     return [
@@ -87,7 +87,7 @@ def user_run_ids(services: Services, key: str = MAIN) -> list[object]:
     ]
 
 
-async def finished(services: Services, runner: BlockingRunner, key: str) -> RunOutcome:
+async def finished(services: Runtime, runner: BlockingRunner, key: str) -> RunOutcome:
     ack = await services.runs.send(session_key="main", message=f"m {key}", idempotency_key=key)
     assert ack.status == "started"
     await runner.started.wait()
@@ -278,7 +278,7 @@ async def test_a_run_that_failed_before_it_started_frees_its_key(lives: Lives) -
         assert keys.claim(tx, run) is None  # a retry runs it
 
 
-def stored_keys(services: Services, names: list[str], *, ended_at: int | None) -> None:
+def stored_keys(services: Runtime, names: list[str], *, ended_at: int | None) -> None:
     """Keys as a previous process left them: live, or ended at ``ended_at``."""
     with services.store.transaction() as tx:
         for name in names:

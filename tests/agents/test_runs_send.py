@@ -10,15 +10,15 @@ from clawline.agents import idempotency
 from clawline.agents.echo import EchoRunner
 from clawline.agents.runs import RunManager
 from clawline.errors import InvalidField, InvalidSessionKey
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
+from clawline.testing.wire import WireRecorder
 from tests.agents.support import BlockingRunner
 
 MAIN = "agent:main:main"
 
 
-def texts(services: Services, key: str) -> list[tuple[str, str]]:
+def texts(services: Runtime, key: str) -> list[tuple[str, str]]:
     entry = services.store.get(key)
     assert entry is not None
     out = []
@@ -29,7 +29,7 @@ def texts(services: Services, key: str) -> list[tuple[str, str]]:
     return out
 
 
-async def test_send_appends_the_user_message_before_it_returns(services: Services) -> None:
+async def test_send_appends_the_user_message_before_it_returns(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     ack = await services.runs.send(session_key="main", message="hello", idempotency_key="k1")
@@ -43,7 +43,7 @@ async def test_send_appends_the_user_message_before_it_returns(services: Service
     assert texts(services, MAIN) == [("user", "hello"), ("assistant", "thinking done")]
 
 
-async def test_a_finished_run_writes_its_end_to_the_entry(services: Services) -> None:
+async def test_a_finished_run_writes_its_end_to_the_entry(services: Runtime) -> None:
     ack = await services.runs.send(session_key="main", message="hi there", idempotency_key="k")
     outcome = await ack.done
     assert (outcome.status, outcome.text) == ("done", "echo: hi there")
@@ -58,12 +58,13 @@ async def test_a_finished_run_writes_its_end_to_the_entry(services: Services) ->
     assert not services.runs.has_active_run(MAIN)
 
 
-async def test_a_key_without_an_entry_gets_one(services: Services, events: list[Event]) -> None:
+async def test_a_key_without_an_entry_gets_one(services: Runtime, events: WireRecorder) -> None:
     key = "agent:main:acp:1234"
     assert services.store.get(key) is None
     ack = await services.runs.send(session_key=key, message="first", idempotency_key="k")
     await ack.done
     assert services.store.get(key) is not None
+    await events.settled()
     reasons = [e.payload.get("reason") for e in events if e.name == "sessions.changed"]
     assert reasons[0] == "create"
 
@@ -82,7 +83,7 @@ async def test_a_key_without_an_entry_gets_one(services: Services, events: list[
     ],
 )
 async def test_bad_input_is_refused_and_writes_nothing(
-    services: Services, kwargs: dict[str, object], error: type[Exception], text: str
+    services: Runtime, kwargs: dict[str, object], error: type[Exception], text: str
 ) -> None:
     params: dict[str, object] = {
         "session_key": "agent:main:fresh",
@@ -96,7 +97,7 @@ async def test_bad_input_is_refused_and_writes_nothing(
     assert services.runs.active_runs() == []
 
 
-async def test_attachments_over_five_million_bytes_are_refused(services: Services) -> None:
+async def test_attachments_over_five_million_bytes_are_refused(services: Runtime) -> None:
     big = "A" * (5_000_004 * 4 // 3)
     with pytest.raises(InvalidField, match=r"attachments too large: \d+ bytes"):
         await services.runs.send(
@@ -108,7 +109,7 @@ async def test_attachments_over_five_million_bytes_are_refused(services: Service
     assert services.store.get(MAIN) is None
 
 
-async def test_attachments_become_content_blocks(services: Services) -> None:
+async def test_attachments_become_content_blocks(services: Runtime) -> None:
     ack = await services.runs.send(
         session_key="main",
         message="look",
@@ -129,7 +130,7 @@ async def test_attachments_become_content_blocks(services: Services) -> None:
     ]
 
 
-async def test_same_key_is_in_flight_while_active_then_replayed(services: Services) -> None:
+async def test_same_key_is_in_flight_while_active_then_replayed(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     first = await services.runs.send(session_key="main", message="m", idempotency_key="dup")
@@ -147,7 +148,7 @@ async def test_same_key_is_in_flight_while_active_then_replayed(services: Servic
     assert texts(services, MAIN) == [("user", "m"), ("assistant", "thinking done")]
 
 
-async def test_agent_origin_dedupes_under_its_own_prefix(services: Services) -> None:
+async def test_agent_origin_dedupes_under_its_own_prefix(services: Runtime) -> None:
     chat = await services.runs.send(session_key="main", message="a", idempotency_key="same")
     await chat.done
     agent = await services.runs.send(
@@ -163,7 +164,7 @@ async def test_agent_origin_dedupes_under_its_own_prefix(services: Services) -> 
     assert repeat.cached["result"]["text"] == "echo: b"  # type: ignore[index,call-overload]
 
 
-async def test_cached_outcomes_expire_after_the_ttl(faked: Services, clock: FakeClock) -> None:
+async def test_cached_outcomes_expire_after_the_ttl(faked: Runtime, clock: FakeClock) -> None:
     ack = await faked.runs.send(session_key="main", message="m", idempotency_key="k")
     await ack.done
     clock.advance(idempotency.IDEMPOTENCY_TTL_MS - 1)
@@ -177,7 +178,7 @@ async def test_cached_outcomes_expire_after_the_ttl(faked: Services, clock: Fake
 
 
 async def test_a_key_dropped_from_the_memory_front_is_replayed_from_the_store(
-    services: Services, monkeypatch: pytest.MonkeyPatch
+    services: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(idempotency, "IDEMPOTENCY_MAX_ENTRIES", 2)
     runs = RunManager(services)
@@ -198,7 +199,7 @@ async def test_a_key_dropped_from_the_memory_front_is_replayed_from_the_store(
         await runs.shutdown()
 
 
-async def test_a_second_send_runs_after_the_first(services: Services) -> None:
+async def test_a_second_send_runs_after_the_first(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     first = await services.runs.send(session_key="main", message="one", idempotency_key="1")
@@ -219,7 +220,7 @@ async def test_a_second_send_runs_after_the_first(services: Services) -> None:
     ]
 
 
-async def test_different_sessions_run_concurrently(services: Services) -> None:
+async def test_different_sessions_run_concurrently(services: Runtime) -> None:
     services.runs.runner = EchoRunner(delay_ms=60)
     acks = [
         await services.runs.send(session_key=key, message="a b c", idempotency_key=key)

@@ -6,11 +6,11 @@ import asyncio
 import time
 
 from clawline.agents.echo import EchoRunner
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.agents.support import BlockingRunner, FailingRunner
 
 
-async def test_wait_for_a_running_run(services: Services) -> None:
+async def test_wait_for_a_running_run(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     await services.runs.send(session_key="main", message="m", idempotency_key="w")
@@ -26,7 +26,7 @@ async def test_wait_for_a_running_run(services: Services) -> None:
     assert "error" not in result
 
 
-async def test_wait_for_a_finished_run_answers_from_the_cache(services: Services) -> None:
+async def test_wait_for_a_finished_run_answers_from_the_cache(services: Runtime) -> None:
     ack = await services.runs.send(session_key="main", message="m", idempotency_key="w")
     outcome = await ack.done
     started = time.monotonic()
@@ -40,7 +40,7 @@ async def test_wait_for_a_finished_run_answers_from_the_cache(services: Services
     }
 
 
-async def test_wait_that_runs_out_answers_timeout(services: Services) -> None:
+async def test_wait_that_runs_out_answers_timeout(services: Runtime) -> None:
     runner = BlockingRunner()
     services.runs.runner = runner
     await services.runs.send(session_key="main", message="m", idempotency_key="w")
@@ -48,13 +48,13 @@ async def test_wait_that_runs_out_answers_timeout(services: Services) -> None:
     runner.release.set()
 
 
-async def test_wait_for_an_unknown_run_times_out(services: Services) -> None:
+async def test_wait_for_an_unknown_run_times_out(services: Runtime) -> None:
     started = time.monotonic()
     assert await services.runs.wait("nobody", 80) == {"runId": "nobody", "status": "timeout"}
     assert time.monotonic() - started >= 0.07
 
 
-async def test_wait_for_a_run_that_starts_later(services: Services) -> None:
+async def test_wait_for_a_run_that_starts_later(services: Runtime) -> None:
     services.runs.runner = EchoRunner(delay_ms=0)
     waiting = asyncio.create_task(services.runs.wait("later", 5_000))
     await asyncio.sleep(0.02)
@@ -62,7 +62,7 @@ async def test_wait_for_a_run_that_starts_later(services: Services) -> None:
     assert (await waiting)["status"] == "ok"
 
 
-async def test_wait_reports_errors(services: Services) -> None:
+async def test_wait_reports_errors(services: Runtime) -> None:
     services.runs.runner = FailingRunner("no model")
     await services.runs.send(session_key="main", message="m", idempotency_key="f")
     failed = await services.runs.wait("f", 5_000)

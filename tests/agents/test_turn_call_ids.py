@@ -13,7 +13,7 @@ from clawline.agents.conversation import model_messages, tool_call_message, tool
 from clawline.agents.providers.base import ToolCall
 from clawline.agents.tools.base import ToolResult
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 from tests.agents.turn_support import EchoTool, ScriptedProvider, calls, install, text
 
@@ -135,7 +135,7 @@ def test_an_interrupted_result_without_a_redo_reaches_the_model() -> None:
     assert messages[1].interrupted
 
 
-async def test_the_turn_loop_rewrites_a_reused_id_end_to_end(services: Services) -> None:
+async def test_the_turn_loop_rewrites_a_reused_id_end_to_end(services: Runtime) -> None:
     """A provider answering ``c0`` in every turn: the second turn's call runs as ``c0-dup1``
     (the tool sees it), and the model then reads two distinct ids."""
     provider = ScriptedProvider(
@@ -172,7 +172,7 @@ async def test_openai_gets_unique_answered_tool_calls_after_a_crash(tmp_path: Pa
                 "providers": {"openai": {"baseUrl": server.openai_base_url, "maxRetries": 0}}
             },
         }
-        services = Services.open(Settings(state_dir=tmp_path, raw=raw))
+        services = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
         services.runs.tools.register(EchoTool())
         try:
             ack = await services.runs.send(session_key="main", message="one", idempotency_key="1")

@@ -8,7 +8,7 @@ from typing import Any
 
 from clawline.agents.conversation import model_messages
 from clawline.agents.providers.base import ModelMessage, StreamItem, ToolCall
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.agents.turn_support import EchoTool, ScriptedProvider, calls, install, text
 
 
@@ -81,7 +81,7 @@ def test_attachments_and_unknown_roles() -> None:
     assert arguments[0].tool_calls == [ToolCall("x", "t", {})]
 
 
-async def test_a_queued_run_answers_its_own_message(services: Services) -> None:
+async def test_a_queued_run_answers_its_own_message(services: Runtime) -> None:
     gate = asyncio.Event()
 
     class Gate(EchoTool):

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from typing import Any, cast
 
 import pytest
 
 from clawline.agents.providers.base import ProviderError, ToolCall, Usage
 from clawline.agents.turn import MAX_TOOL_ROUNDS
-from clawline.events import Event
-from clawline.services import Services
+from clawline.gateway.bus import Event
+from clawline.runtime import Runtime
+from clawline.testing.wire import WireRecorder
 from tests.agents.support import agent_events
 from tests.agents.turn_support import (
     BlockingTool,
@@ -28,24 +30,24 @@ from tests.agents.turn_support import (
 MAIN = "agent:main:main"
 
 
-def transcript(services: Services, key: str = MAIN) -> list[dict[str, Any]]:
+def transcript(services: Runtime, key: str = MAIN) -> list[dict[str, Any]]:
     entry = services.store.get(key)
     assert entry is not None
     return [dict(event.data) for event in services.store.events(entry.session_id)]
 
 
-def tool_events(events: list[Event], run_id: str) -> list[dict[str, Any]]:
+def tool_events(events: Iterable[Event], run_id: str) -> list[dict[str, Any]]:
     return [e["data"] for e in agent_events(events, run_id) if e["stream"] == "tool"]
 
 
-async def run(services: Services, message: str, key: str = "main", **kwargs: Any) -> Any:
+async def run(services: Runtime, message: str, key: str = "main", **kwargs: Any) -> Any:
     ack = await services.runs.send(
         session_key=key, message=message, idempotency_key=f"run-{message}", **kwargs
     )
     return await ack.done
 
 
-async def test_a_tool_round_then_a_final_answer(services: Services, events: list[Event]) -> None:
+async def test_a_tool_round_then_a_final_answer(services: Runtime, events: WireRecorder) -> None:
     echo = EchoTool()
     provider = ScriptedProvider(
         calls(ToolCall("c1", "echo", {"x": 1}), say="let me check", usage=Usage(1, 1)),
@@ -77,6 +79,7 @@ async def test_a_tool_round_then_a_final_answer(services: Services, events: list
     }
     assert final["content"] == [{"type": "text", "text": "all good"}]
     assert (final["role"], final["runId"], final["stopReason"]) == ("assistant", "run-hi", "stop")
+    await events.settled()
     assert tool_events(events, "run-hi") == [
         {"phase": "start", "name": "echo", "toolCallId": "c1", "args": {"x": 1}},
         {
@@ -116,7 +119,7 @@ async def test_a_tool_round_then_a_final_answer(services: Services, events: list
 
 
 async def test_a_refusal_is_an_error_result_the_model_reads(
-    services: Services, events: list[Event]
+    services: Runtime, events: WireRecorder
 ) -> None:
     provider = ScriptedProvider(calls(ToolCall("c1", "refuse")), text("understood"))
     install(services, provider, ErrorTool())
@@ -124,13 +127,14 @@ async def test_a_refusal_is_an_error_result_the_model_reads(
     result = transcript(services)[2]
     assert result["isError"] is True
     assert result["details"] == {"status": "forbidden", "error": "not today"}
+    await events.settled()
     assert tool_events(events, "run-try")[1]["isError"] is True
     seen = provider.seen[1].messages[-1]
     assert (seen.role, seen.is_error, seen.name) == ("tool", True, "refuse")
 
 
 async def test_a_tool_that_raises_becomes_an_error_result_and_is_logged(
-    services: Services, caplog: pytest.LogCaptureFixture
+    services: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:
     install(
         services, ScriptedProvider(calls(ToolCall("c1", "boom")), text("recovered")), RaisingTool()
@@ -142,7 +146,7 @@ async def test_a_tool_that_raises_becomes_an_error_result_and_is_logged(
     assert any("tool boom failed" in record.getMessage() for record in caplog.records)
 
 
-async def test_unknown_tools_and_broken_arguments_are_answered_not_run(services: Services) -> None:
+async def test_unknown_tools_and_broken_arguments_are_answered_not_run(services: Runtime) -> None:
     echo = EchoTool()
     broken = ToolCall("c2", "echo", error="arguments are not valid JSON (oops)")
     install(services, ScriptedProvider(calls(ToolCall("c1", "nope"), broken), text("ok")), echo)
@@ -155,7 +159,7 @@ async def test_unknown_tools_and_broken_arguments_are_answered_not_run(services:
     assert echo.contexts == []
 
 
-async def test_the_turn_ends_after_max_tool_rounds(services: Services) -> None:
+async def test_the_turn_ends_after_max_tool_rounds(services: Runtime) -> None:
     provider = ScriptedProvider(lambda messages: calls(ToolCall(f"c{len(messages)}", "echo")))
     install(services, provider, EchoTool())
     outcome = await run(services, "loop")
@@ -170,7 +174,7 @@ async def test_the_turn_ends_after_max_tool_rounds(services: Services) -> None:
     assert messages[-1]["content"][0]["text"] == outcome.text
 
 
-async def test_an_abort_cancels_the_running_tool(services: Services) -> None:
+async def test_an_abort_cancels_the_running_tool(services: Runtime) -> None:
     blocking = BlockingTool()
     provider = ScriptedProvider(calls(ToolCall("c1", "wait")), text("never"))
     install(services, provider, blocking)
@@ -188,7 +192,7 @@ async def test_an_abort_cancels_the_running_tool(services: Services) -> None:
     }
 
 
-async def test_a_turn_ending_tool_stops_the_loop(services: Services) -> None:
+async def test_a_turn_ending_tool_stops_the_loop(services: Runtime) -> None:
     provider = ScriptedProvider(calls(ToolCall("y", "sessions_yield"), say="waiting for kids"))
     install(services, provider, YieldTool())
     outcome = await run(services, "yield")
@@ -197,7 +201,7 @@ async def test_a_turn_ending_tool_stops_the_loop(services: Services) -> None:
     assert [m["role"] for m in transcript(services)] == ["user", "assistant", "tool", "assistant"]
 
 
-async def test_a_provider_error_fails_the_run(services: Services) -> None:
+async def test_a_provider_error_fails_the_run(services: Runtime) -> None:
     def broken(messages: object) -> list[Any]:
         raise ProviderError("model provider openai failed: HTTP 500: down")
 
@@ -209,7 +213,7 @@ async def test_a_provider_error_fails_the_run(services: Services) -> None:
     )
 
 
-async def test_the_next_turn_sees_the_earlier_tool_rounds(services: Services) -> None:
+async def test_the_next_turn_sees_the_earlier_tool_rounds(services: Runtime) -> None:
     provider = ScriptedProvider(
         calls(ToolCall("c1", "echo", {"n": 1})), text("first"), text("second")
     )
@@ -226,7 +230,7 @@ async def test_the_next_turn_sees_the_earlier_tool_rounds(services: Services) ->
     assert last[1].tool_calls[0].id == last[2].tool_call_id == "c1"
 
 
-async def test_a_bad_model_reference_fails_the_run(services: Services) -> None:
+async def test_a_bad_model_reference_fails_the_run(services: Runtime) -> None:
     rig = install(services, ScriptedProvider(text("x")))
     rig.runner.config = type(rig.runner.config)(
         state_dir=services.settings.state_dir,

@@ -1,4 +1,4 @@
-"""Tool policy by depth (collaboration.md §8), allow/deny overrides, and the turn applying it."""
+"""OpenClaw's tool policy by depth, allow/deny overrides, and the turn applying it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from clawline.agents.providers.base import ToolCall
 from clawline.agents.settings import AgentConfig, SubagentLimits, ToolPolicy
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry, is_leaf, tool_allowed
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 from tests.agents.turn_support import EchoTool, ScriptedProvider, SpawnStub, calls, install, text
@@ -137,7 +137,7 @@ def test_the_registry_filters_in_registration_order_and_refuses_duplicates() -> 
 
 
 async def test_a_leaf_session_is_offered_no_spawn_and_a_spawn_call_is_refused(
-    services: Services,
+    services: Runtime,
 ) -> None:
     spawn_call = calls(ToolCall("s1", "sessions_spawn", {"task": "x"}))
     provider = ScriptedProvider(spawn_call, text("done"), spawn_call, text("done"))

@@ -23,7 +23,7 @@ from clawline.agents.settings import AgentDefaults, AgentsConfig, SubagentLimits
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -145,7 +145,7 @@ class SpawnStub:
 
 @dataclass
 class TurnRig:
-    services: Services
+    services: Runtime
     provider: ScriptedProvider
     tools: ToolRegistry
     runner: AgentRunner
@@ -154,7 +154,7 @@ class TurnRig:
 
 
 def install(
-    services: Services,
+    services: Runtime,
     provider: ScriptedProvider,
     *tools: object,
     subagents: SubagentLimits | None = None,

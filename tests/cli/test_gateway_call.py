@@ -39,7 +39,7 @@ def test_prints_the_payload_as_json(clawline: Cli, gateway: GatewayThread) -> No
     assert (result.exit_code, result.stderr) == (0, "")
     payload = json.loads(result.stdout)
     assert (payload["ok"], payload["status"]) == (True, "live")
-    assert payload["bootId"] == gateway.running.services.bus.boot_id
+    assert payload["bootId"] == gateway.running.gateway.bus.boot_id
     assert result.stdout.startswith('{\n  "ok": true,\n')
 
 

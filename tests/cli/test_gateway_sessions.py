@@ -19,7 +19,7 @@ import pytest
 from click.testing import Result
 
 from clawline.errors import StoreUnavailable
-from clawline.events import Event
+from clawline.gateway.bus import Event
 from clawline.gateway.settings import GatewaySettings
 from clawline.sessions.catalog import Change, SessionCatalog
 from clawline.testing import FakeClock
@@ -129,7 +129,7 @@ def clawline(state_dir: Path, clock: FakeClock, gateway: GatewayThread) -> Gatew
 def published(gateway: GatewayThread) -> list[Event]:
     """Every event the gateway publishes from now on."""
     events: list[Event] = []
-    gateway.running.services.bus.tap(events.append)
+    gateway.running.gateway.bus.tap(events.append)
     return events
 
 
@@ -328,7 +328,7 @@ def test_a_failed_second_step_of_create_is_undone(
     """create = sessions.create (key, label, parent) + sessions.patch (the rest); when the
     patch fails, the new session is deleted again."""
     catalog.patch("main", {})
-    served = gateway.running.services.catalog
+    served = gateway.running.runtime.catalog
     real_patch = served.patch
 
     def failing_patch(key: object, changes: Mapping[str, object], **options: Any) -> Change:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clawline.events import Event
+from clawline.gateway.bus import Event
 from clawline.gateway.settings import GatewaySettings
 from clawline.store.sqlite import SQLiteStore
 from clawline.tasks.registry import TaskRegistry
@@ -95,11 +95,11 @@ def test_cancel_through_the_gateway_aborts_the_run(
     gateway: GatewayThread,
     state_dir: Path,
 ) -> None:
-    services = gateway.running.services
+    services = gateway.running.runtime
     runner = BlockingRunner()
     services.runs.runner = runner
     published: list[Event] = []
-    services.bus.tap(published.append)
+    gateway.running.gateway.bus.tap(published.append)
     gateway.run(
         lambda: services.runs.send(session_key=CHILD, message="work", idempotency_key="r-live")
     )

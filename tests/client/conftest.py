@@ -17,7 +17,7 @@ from clawline.gateway.app import Gateway
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.server import bind_socket, serve
 from clawline.gateway.settings import GatewaySettings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.gateway import RunningGateway, running_gateway
 
 TOKEN = "client-test-token-42"
@@ -70,7 +70,7 @@ async def serving(
     port: int = 0,
 ) -> AsyncIterator[str]:
     """A gateway with its own method registry (test-only methods); yields its URL."""
-    services = Services.open(Settings(state_dir=state_dir))
+    services = Runtime.open(Settings(state_dir=state_dir))
     gateway = Gateway(services, settings or GatewaySettings(port=0), methods=methods)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()

@@ -9,7 +9,7 @@ import pytest
 
 from clawline.client import ConnectionLost, GatewayClient, GatewayEvent
 from clawline.client.events import EventQueue
-from clawline.events import Audience
+from clawline.gateway.bus import Audience
 from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 
@@ -18,7 +18,7 @@ from .conftest import Connect, drop_connections
 
 def publish(gw: RunningGateway, count: int, name: str = "chat", start: int = 1) -> list[int]:
     """Publish ``count`` operator events ``{"n": …}``; return their seqs."""
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     return [bus.publish(name, {"n": start + i}).seq for i in range(count)]
 
 
@@ -37,7 +37,7 @@ async def take(client: GatewayClient, count: int, timeout: float = 5) -> list[Ga
 
 async def test_events_arrive_in_order_with_their_seq(gw: RunningGateway, connect: Connect) -> None:
     client = await connect()
-    assert client.last_seq == gw.services.bus.last_seq
+    assert client.last_seq == gw.gateway.bus.last_seq
     seqs = publish(gw, 3)
     events = await take(client, 3)
     assert [(e.name, e.payload, e.seq) for e in events] == [
@@ -52,7 +52,7 @@ async def test_subscription_events_need_a_subscription(
     gw: RunningGateway, connect: Connect
 ) -> None:
     client = await connect()
-    gw.services.bus.publish("sessions.changed", {"sessionKey": "a"}, audience=Audience.SESSIONS)
+    gw.gateway.bus.publish("sessions.changed", {"sessionKey": "a"}, audience=Audience.SESSIONS)
     publish(gw, 1)
     (event,) = await take(client, 1)
     assert event.name == "chat"

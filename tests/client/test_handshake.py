@@ -27,7 +27,7 @@ async def test_token_connect_reports_what_the_gateway_granted(
     assert client.hello["type"] == "hello-ok"
     assert client.protocol == 4
     assert client.scopes == ("operator.admin", "operator.read", "operator.write")
-    assert client.boot_id == gw.services.bus.boot_id
+    assert client.boot_id == gw.gateway.bus.boot_id
     assert {"health", "events.replay"} <= set(client.methods)
     assert "sessions.changed" in client.events_supported
     assert client.session_defaults["defaultAgentId"] == "main"
@@ -157,7 +157,7 @@ async def test_require_device_grants_scopes_to_paired_devices_only(tmp_path: Pat
     settings = GatewaySettings(port=0, auth="token", token=TOKEN, require_device=True)
     async with running_gateway(tmp_path / "state", gateway_settings=settings) as gw:
         identity = DeviceIdentity.generate()
-        pair_device(gw.services.store, identity)
+        pair_device(gw.runtime.store, identity)
         bare = await GatewayClient.connect(gw.url, token=TOKEN)
         signed = await GatewayClient.connect(gw.url, token=TOKEN, device=identity)
         unpaired = await GatewayClient.connect(

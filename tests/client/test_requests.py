@@ -38,7 +38,7 @@ async def sleep(call: Call) -> JSON:
 @test_methods.method("test.twice", scope=None, schema={"fail": P.boolean()})
 async def twice(call: Call) -> JSON:
     """Answers like ``agent``: an ack, then the final answer under the same id."""
-    call.ack({"runId": "r-1", "status": "accepted", "acceptedAt": 1})
+    await call.ack({"runId": "r-1", "status": "accepted", "acceptedAt": 1})
     await asyncio.sleep(0.05)
     if call.params.get("fail"):
         failure = GatewayError("run failed: boom", ErrorCode.UNAVAILABLE)
@@ -71,7 +71,7 @@ async def test_request_returns_the_payload(gw: RunningGateway, connect: Connect)
     client = await connect()
     payload = await client.request("health")
     assert isinstance(payload, dict)
-    assert (payload["ok"], payload["bootId"]) == (True, gw.services.bus.boot_id)
+    assert (payload["ok"], payload["bootId"]) == (True, gw.gateway.bus.boot_id)
 
 
 async def test_refusals_are_typed_with_code_message_and_details(connect: Connect) -> None:

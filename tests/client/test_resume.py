@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawline.client import ConnectError, ConnectionLost, GatewayClient, GatewayEvent
-from clawline.events import DEFAULT_RETAINED_EVENTS, Audience
+from clawline.gateway.bus import DEFAULT_RETAINED_EVENTS, Audience
 from clawline.gateway.handshake import READ
 from clawline.gateway.methods import builtin_methods, system
 from clawline.gateway.params import P
@@ -37,7 +37,7 @@ async def test_resume_delivers_exactly_the_missed_events_then_live_ones(
     missed = publish(gw, 3)
     resumed = await client.resume()
     assert (resumed.complete, resumed.missed, resumed.reason) == (True, 3, None)
-    assert resumed.boot_id == gw.services.bus.boot_id
+    assert resumed.boot_id == gw.gateway.bus.boot_id
     assert client.connected
     live = publish(gw, 1, start=4)
     events = await take(client, 4)
@@ -60,7 +60,7 @@ async def test_resume_restores_the_sessions_subscription_and_replays_its_events(
     await client.request("sessions.subscribe", {})
     assert client.subscribed
     await dropped(gw, client)
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     changed = bus.publish("sessions.changed", {"sessionKey": "a"}, audience=Audience.SESSIONS)
     chat = bus.publish("chat", {"n": 1})
     resumed = await client.resume()
@@ -85,7 +85,7 @@ async def test_resume_restores_message_streams_and_replays_them(
     await client.request("sessions.messages.subscribe", {"key": "main"})
     assert client.message_keys == {"main"}
     await dropped(gw, client)
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     mine = bus.publish(
         "session.message",
         {"sessionKey": "agent:main:main"},
@@ -121,10 +121,10 @@ async def test_events_no_longer_retained_ask_the_caller_to_list_again(
     assert resumed.reason is not None
     assert "no longer retained" in resumed.reason
     assert client.next_event_nowait() is None  # nothing half-replayed
-    assert client.last_seq == gw.services.bus.last_seq
+    assert client.last_seq == gw.gateway.bus.last_seq
     (connection,) = gw.gateway.connections.values()
     assert connection.subscribed_sessions  # the subscription is back, from now on
-    later = gw.services.bus.publish(
+    later = gw.gateway.bus.publish(
         "sessions.changed", {"sessionKey": "x"}, audience=Audience.SESSIONS
     )
     (event,) = await take(client, 1)
@@ -165,13 +165,13 @@ racy_methods = MethodRegistry()
 )
 async def replay_after_a_live_event(call: Call) -> JSON:
     """A live event reaches the connection before the replay (and is replayed again)."""
-    call.services.bus.publish("chat", {"live": True})
+    call.gateway.bus.publish("chat", {"live": True})
     return await system.events_replay(call)
 
 
 @racy_methods.method("test.publish", scope=None, schema={"count": P.integer(required=True)})
 async def publish_some(call: Call) -> JSON:
-    seqs = [call.services.bus.publish("chat", {"n": n}).seq for n in range(call.params["count"])]
+    seqs = [call.gateway.bus.publish("chat", {"n": n}).seq for n in range(call.params["count"])]
     return {"seqs": seqs}
 
 

@@ -12,23 +12,23 @@ import pytest
 
 from clawline.clock import Clock
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.support import ScriptedRunner
 
-MakeServices: TypeAlias = Callable[..., Awaitable[Services]]
+MakeServices: TypeAlias = Callable[..., Awaitable[Runtime]]
 
 
 @pytest.fixture
 async def make_services(tmp_path: Path) -> AsyncIterator[MakeServices]:
-    opened: list[Services] = []
+    opened: list[Runtime] = []
 
     async def make(
         raw: dict[str, Any] | None = None, clock: Clock | None = None, *, scripted: bool = True
-    ) -> Services:
+    ) -> Runtime:
         state = tmp_path / f"state{len(opened)}"
         state.mkdir()
         settings = Settings(state_dir=state, raw=raw or {})
-        services = Services.open(settings, clock=clock) if clock else Services.open(settings)
+        services = Runtime.open(settings, clock=clock) if clock else Runtime.open(settings)
         if scripted:
             services.runs.runner = ScriptedRunner()
         opened.append(services)
@@ -41,5 +41,5 @@ async def make_services(tmp_path: Path) -> AsyncIterator[MakeServices]:
 
 
 @pytest.fixture
-async def services(make_services: MakeServices) -> Services:
+async def services(make_services: MakeServices) -> Runtime:
     return await make_services()

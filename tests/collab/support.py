@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 from clawline import keys
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.types import JSON
 
 __all__ = [
@@ -81,7 +81,7 @@ class ScriptedRunner:
         return RunOutput(text=text)
 
 
-def runner_of(services: Services) -> ScriptedRunner:
+def runner_of(services: Runtime) -> ScriptedRunner:
     runner = services.runs.runner
     assert isinstance(runner, ScriptedRunner)
     return runner
@@ -110,7 +110,7 @@ def config(
     return raw
 
 
-def tool_ctx(services: Services, session_key: str, run_id: str = "run-of-requester") -> ToolContext:
+def tool_ctx(services: Runtime, session_key: str, run_id: str = "run-of-requester") -> ToolContext:
     key = services.catalog.canonical(session_key)
     return ToolContext(
         services=services,
@@ -130,7 +130,7 @@ async def invoke(tool: Tool, ctx: ToolContext, **args: Any) -> dict[str, Any]:
     return details
 
 
-async def settle(services: Services, timeout: float = 10.0) -> None:
+async def settle(services: Runtime, timeout: float = 10.0) -> None:
     """Wait until the run manager's background tasks (agent-to-agent exchanges) are done."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -140,7 +140,7 @@ async def settle(services: Services, timeout: float = 10.0) -> None:
         await asyncio.wait(tasks, timeout=remaining)
 
 
-def transcript(services: Services, session_key: str) -> list[Mapping[str, JSON]]:
+def transcript(services: Runtime, session_key: str) -> list[Mapping[str, JSON]]:
     entry = services.store.get(services.catalog.canonical(session_key))
     assert entry is not None
     return [event.data for event in services.store.events(entry.session_id)]
@@ -152,7 +152,7 @@ def _text(message: Mapping[str, JSON]) -> str:
     return "".join(str(block.get("text", "")) for block in content if isinstance(block, Mapping))
 
 
-def assistant_texts(services: Services, session_key: str) -> list[str]:
+def assistant_texts(services: Runtime, session_key: str) -> list[str]:
     return [
         _text(message)
         for message in transcript(services, session_key)

@@ -13,7 +13,7 @@ import pytest
 from clawline.agents.tools.registry import tool_allowed
 from clawline.collab.agents_list import AgentsListTool
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, invoke, tool_ctx
 from tests.collab.test_spawn_lineage import accepted, gated, limits, make_requester
@@ -28,17 +28,17 @@ def config(allow: list[str] | None = None, *listed: dict[str, Any]) -> dict[str,
     return raw
 
 
-async def listing(services: Services, requester: str = MAIN) -> dict[str, Any]:
+async def listing(services: Runtime, requester: str = MAIN) -> dict[str, Any]:
     return await invoke(agents_list, tool_ctx(services, requester))
 
 
 @pytest.fixture
-async def ops_default(tmp_path: Path) -> AsyncIterator[Services]:
-    """Services whose default agent is ``ops`` (``[sessions] default_agent``), main allowed
+async def ops_default(tmp_path: Path) -> AsyncIterator[Runtime]:
+    """A runtime whose default agent is ``ops`` (``[sessions] default_agent``), main allowed
     to spawn any defined agent, ``critic`` listed."""
     raw = config(["*"], {"id": "critic", "name": "The Critic", "model": "offline"})
     settings = Settings(state_dir=tmp_path / "state", raw=raw, default_agent_id="ops")
-    services = Services.open(settings)
+    services = Runtime.open(settings)
     try:
         yield services
     finally:
@@ -55,7 +55,7 @@ async def test_without_an_allowlist_only_the_own_agent(make_services: MakeServic
     }
 
 
-async def test_any_lists_every_defined_agent_own_first(ops_default: Services) -> None:
+async def test_any_lists_every_defined_agent_own_first(ops_default: Runtime) -> None:
     assert await listing(ops_default) == {
         "requester": "main",
         "allowAny": True,
@@ -88,7 +88,7 @@ async def test_the_requester_is_the_calling_sessions_agent(make_services: MakeSe
     ]
 
 
-async def test_spawn_accepts_exactly_the_listed_targets(ops_default: Services) -> None:
+async def test_spawn_accepts_exactly_the_listed_targets(ops_default: Runtime) -> None:
     gated(ops_default)
     await make_requester(ops_default)
     listed = [agent["id"] for agent in (await listing(ops_default))["agents"]]

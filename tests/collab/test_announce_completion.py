@@ -1,5 +1,5 @@
 """A child's end: one transaction writes its run record's end, its task's terminal status and
-the requester's inbox row with the rendered completion event (collaboration.md §3.3, §4.1-4.2);
+the requester's inbox row with the rendered completion event (docs/design-agents.md);
 and the cases that write no inbox row."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def rendered(
     stats: str,
     action: str = TOP_LEVEL_ACTION,
 ) -> str:
-    """§4.2, written out line by line (independently of ``render_event``)."""
+    """OpenClaw's event text, written out line by line (independently of ``render_event``)."""
     return "\n".join(
         [
             "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>",
@@ -189,7 +189,7 @@ async def test_a_failing_child_is_announced_with_its_error(make: MakeServices) -
 
 
 async def test_a_timed_out_child_without_output_still_notifies(make: MakeServices) -> None:
-    """§4.4 (#89095): a child that times out silently must still reach its requester."""
+    """OpenClaw issue #89095: a child that times out silently must still reach its requester."""
     services = await make(clock=FakeClock())
     await requester(services)
     plan = await child(services, reply=None, label="slow one")

@@ -13,8 +13,8 @@ from clawline.agents.runner import RunContext
 from clawline.collab import announce as announce_module
 from clawline.collab.announce import ANNOUNCE_QUEUE_AFTER_MS, Announcer
 from clawline.collab.spawn_plan import subagent_system_prompt
-from clawline.events import Event
-from clawline.services import Services
+from clawline.events import DomainEvent, MessageAppended
+from clawline.runtime import Runtime
 from clawline.store.records import InboxItem
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
@@ -50,7 +50,7 @@ def completion_text(rows: list[InboxItem]) -> str:
     return "\n\n".join(str(text) for text in texts)
 
 
-def seq_of(services: Services, key: str, run_id: str, role: str = "user") -> int:
+def seq_of(services: Runtime, key: str, run_id: str, role: str = "user") -> int:
     events = services.store.events(entry(services, key).session_id)
     found = [
         event.seq
@@ -61,7 +61,7 @@ def seq_of(services: Services, key: str, run_id: str, role: str = "user") -> int
     return found[0]
 
 
-async def busy_main(services: Services, gate: Gate, *after: str) -> None:
+async def busy_main(services: Runtime, gate: Gate, *after: str) -> None:
     """Start a turn on MAIN that holds until ``gate`` opens."""
     runner_of(services).script(MAIN, gate, *after)
     await services.runs.send(session_key=MAIN, message="do the work", idempotency_key="main-turn")
@@ -77,8 +77,8 @@ async def test_an_idle_requester_gets_the_completion_and_a_turn_on_it(
     clock = FakeClock()
     services = await make(clock=clock)
     await requester(services)
-    published: list[Event] = []
-    services.bus.tap(lambda event: published.append(event))
+    published: list[DomainEvent] = []
+    services.events.subscribe(published.append)
     runner_of(services).script(MAIN, "Your build check says step 3 failed.")
     plan = await run_child(services, reply="step 3 failed", label="build check")
     await quiesce(services)
@@ -119,15 +119,12 @@ async def test_an_idle_requester_gets_the_completion_and_a_turn_on_it(
     [shown] = [
         e
         for e in published
-        if e.name == "session.message" and e.payload.get("runId") == run_id and _role(e) == "user"
+        if isinstance(e, MessageAppended)
+        and e.run_id == run_id
+        and e.event.data.get("role") == "user"
     ]
     assert shown.session_key == MAIN
-    assert shown.payload.get("messageSeq") == row.delivery_seq
-
-
-def _role(event: Event) -> object:
-    message = event.payload.get("message")
-    return message.get("role") if isinstance(message, Mapping) else None
+    assert shown.event.seq == row.delivery_seq
 
 
 async def test_the_turn_reads_the_delivered_message_without_writing_another(
@@ -329,7 +326,7 @@ async def test_concurrent_deliveries_and_kicks_deliver_each_row_once(make: MakeS
     )
 
 
-def _batches(services: Services) -> list[list[int]]:
+def _batches(services: Runtime) -> list[list[int]]:
     """The inbox ids of every delivered completion message of MAIN."""
     batches: list[list[int]] = []
     for message in user_messages(services):
@@ -366,7 +363,7 @@ async def test_two_gateways_on_one_store_deliver_a_row_once(make: MakeServices) 
     gate = Gate()
     await busy_main(services, gate)
     plans = [await run_child(services, reply=f"shared {n}") for n in range(3)]
-    other = Services.open(services.settings)
+    other = Runtime.open(services.settings)
     other.runs.runner = ScriptedRunner("other ack")
     try:
         results = await asyncio.gather(

@@ -1,4 +1,4 @@
-"""§4.1 step 2: an orchestrator is announced to its requester only once its own children have
+"""As in OpenClaw, an orchestrator is announced to its requester only once its own children have
 settled, with the reply of its latest turn (the one that read their completions)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from clawline.agents.runner import RunContext
 from clawline.collab.spawn_plan import ChildPlan
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import Reply, runner_of
 from tests.collab.test_announce_support import (
@@ -28,7 +28,7 @@ DEPTH_TWO = {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 2}}}}
 
 
 def spawning(
-    services: Services, holder: list[ChildPlan], reply: Reply
+    services: Runtime, holder: list[ChildPlan], reply: Reply
 ) -> Callable[[RunContext], Awaitable[str]]:
     """An orchestrator turn that creates and starts a grandchild, then answers at once."""
 
@@ -132,7 +132,7 @@ async def test_a_failed_orchestrator_is_announced_at_once(make_services: MakeSer
         await quiesce(services)
 
 
-async def quiesce_except_gate(services: Services, orchestrator: ChildPlan) -> None:
+async def quiesce_except_gate(services: Runtime, orchestrator: ChildPlan) -> None:
     """Wait until the orchestrator's first turn and its run-end hook are done."""
     await eventually(lambda: orchestrator.child_key in services.subagents.deferred())
     await eventually(lambda: not services.runs.has_active_run(orchestrator.child_key))

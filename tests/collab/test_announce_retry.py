@@ -1,5 +1,5 @@
-"""The dispatcher when delivery cannot happen: a requester that no longer exists (§4.1 step 5:
-hand the rows to its own requester, else retire them) and a store that fails (retries with
+"""The dispatcher when delivery cannot happen: a requester that no longer exists (as in
+OpenClaw: hand the rows to its own requester, else retire them) and a store that fails (retries with
 backoff, then give up after ``ANNOUNCE_GIVE_UP_MS``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from clawline.collab.announce import ANNOUNCE_GIVE_UP_MS, ANNOUNCE_RETRY_DELAYS_MS
 from clawline.errors import StoreError
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.sqlite.store import _Transaction
 from clawline.testing import FakeClock
@@ -146,7 +146,7 @@ class BrokenTranscript:
 
 async def broken_main(
     make: MakeServices, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Services, FakeClock, BrokenTranscript]:
+) -> tuple[Runtime, FakeClock, BrokenTranscript]:
     clock = FakeClock()
     services = await make(clock=clock)
     main = await requester(services)

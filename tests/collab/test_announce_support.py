@@ -19,7 +19,7 @@ from clawline.agents.run import SendAck
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.clock import Clock
 from clawline.collab.spawn_plan import ChildPlan, plan_child
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.store.records import InboxItem, SubagentRun
 from clawline.tasks.model import TaskRecord
@@ -81,9 +81,9 @@ class Gate:
 async def announcing(make_services: MakeServices) -> AsyncIterator[MakeServices]:
     """A services factory whose dispatcher exists from the start (its run-end hook is
     registered) and is stopped, after the runs, when the test ends."""
-    opened: list[Services] = []
+    opened: list[Runtime] = []
 
-    async def make(raw: dict[str, Any] | None = None, clock: Clock | None = None) -> Services:
+    async def make(raw: dict[str, Any] | None = None, clock: Clock | None = None) -> Runtime:
         services = await make_services(raw, clock)
         assert services.announcer is not None
         opened.append(services)
@@ -105,7 +105,7 @@ async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.005)
 
 
-def _busy(services: Services) -> bool:
+def _busy(services: Runtime) -> bool:
     return bool(
         services.runs.active_runs()
         or services.runs._hook_tasks
@@ -115,7 +115,7 @@ def _busy(services: Services) -> bool:
     )
 
 
-async def quiesce(services: Services, timeout: float = 5.0) -> None:
+async def quiesce(services: Runtime, timeout: float = 5.0) -> None:
     """Wait until no run, run-end hook or delivery is under way (and stays so for a few loop
     turns, so that a delivery kicked by the last run end is seen too)."""
     loop = asyncio.get_running_loop()
@@ -127,14 +127,14 @@ async def quiesce(services: Services, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.002)
 
 
-async def requester(services: Services, key: str = MAIN, **changes: JSON) -> SessionEntry:
+async def requester(services: Runtime, key: str = MAIN, **changes: JSON) -> SessionEntry:
     change = await services.call(services.catalog.patch, key, dict(changes))
     assert change.after is not None
     return change.after
 
 
 async def child(
-    services: Services,
+    services: Runtime,
     requester_key: str = MAIN,
     *,
     reply: Reply | None = "child result",
@@ -166,11 +166,11 @@ async def child(
     return plan
 
 
-async def start_child(services: Services, plan: ChildPlan) -> SendAck:
+async def start_child(services: Runtime, plan: ChildPlan) -> SendAck:
     return await services.subagents.start(plan, extra_system_prompt=plan.system_prompt())
 
 
-async def run_child(services: Services, requester_key: str = MAIN, **options: Any) -> ChildPlan:
+async def run_child(services: Runtime, requester_key: str = MAIN, **options: Any) -> ChildPlan:
     """Create and start a child, and wait until its run record has ended."""
     plan = await child(services, requester_key, **options)
     await start_child(services, plan)
@@ -178,25 +178,25 @@ async def run_child(services: Services, requester_key: str = MAIN, **options: An
     return plan
 
 
-def record(services: Services, run_id: str) -> SubagentRun:
+def record(services: Runtime, run_id: str) -> SubagentRun:
     found = services.store.runs.get(run_id)
     assert found is not None
     return found
 
 
-def task_of(services: Services, plan: ChildPlan) -> TaskRecord:
+def task_of(services: Runtime, plan: ChildPlan) -> TaskRecord:
     found = services.store.tasks.get(plan.task_id)
     assert found is not None
     return found
 
 
-def entry(services: Services, key: str) -> SessionEntry:
+def entry(services: Runtime, key: str) -> SessionEntry:
     found = services.store.get(key)
     assert found is not None
     return found
 
 
-def inbox_row(services: Services, run_id: str) -> InboxItem:
+def inbox_row(services: Runtime, run_id: str) -> InboxItem:
     found = services.store.inbox.by_run(run_id)
     assert found is not None
     return found
@@ -208,11 +208,11 @@ def text_of(message: Mapping[str, JSON]) -> str:
     return "".join(str(block.get("text", "")) for block in content if isinstance(block, Mapping))
 
 
-def user_messages(services: Services, key: str = MAIN) -> list[Mapping[str, JSON]]:
+def user_messages(services: Runtime, key: str = MAIN) -> list[Mapping[str, JSON]]:
     return [message for message in transcript(services, key) if message.get("role") == "user"]
 
 
-def occurrences(services: Services, needles: Sequence[str], key: str = MAIN) -> list[int]:
+def occurrences(services: Runtime, needles: Sequence[str], key: str = MAIN) -> list[int]:
     """How many transcript messages of ``key`` contain each needle."""
     texts = [text_of(message) for message in transcript(services, key)]
     return [sum(needle in text for text in texts) for needle in needles]

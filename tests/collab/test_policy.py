@@ -1,4 +1,4 @@
-"""Agent-to-agent policy and the visibility guard (collaboration.md §6)."""
+"""Agent-to-agent policy and the visibility guard (docs/collaboration.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from clawline.collab.policy import (
     load_guard,
     matches_allow,
 )
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, config
 
@@ -212,7 +212,7 @@ def test_messages_per_action(
 # --- the guard over a real store ---------------------------------------------------------------
 
 
-async def lineage(services: Services) -> None:
+async def lineage(services: Runtime) -> None:
     catalog = services.catalog
     await services.call(catalog.patch, MAIN, {})
     await services.call(catalog.patch, CHILD, {"spawnedBy": MAIN})

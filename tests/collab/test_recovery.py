@@ -14,7 +14,7 @@ from clawline.collab import recovery as recovery_module
 from clawline.collab.completion import LOST_ERROR
 from clawline.collab.recovery import Recovery, recover_now
 from clawline.collab.spawn_plan import ChildPlan
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
 from tests.collab.support import ScriptedRunner, runner_of, transcript
@@ -54,7 +54,7 @@ class Crash:
     finished: ChildPlan
 
 
-async def crash(services: Services, clock: FakeClock) -> Crash:
+async def crash(services: Runtime, clock: FakeClock) -> Crash:
     await requester(services)
     await requester(services, IDLE, status="done")
     finished = await run_child(services, reply="finished before the crash")
@@ -73,7 +73,7 @@ async def crash(services: Services, clock: FakeClock) -> Crash:
     return Crash(announced=announced, silent=silent, finished=finished)
 
 
-def snapshot(services: Services, state: Crash) -> list[object]:
+def snapshot(services: Runtime, state: Crash) -> list[object]:
     plans = [*state.announced, state.silent, state.finished]
     store = services.store
     return [
@@ -168,14 +168,14 @@ async def test_start_recovers_then_delivers_every_pending_row_once(make: MakeSer
     assert len(runner_of(services).calls_on(MAIN)) == 2
 
 
-async def restarted(services: Services, clock: FakeClock) -> Services:
+async def restarted(services: Runtime, clock: FakeClock) -> Runtime:
     """Another process on the same store (the gateway after a restart)."""
-    again = Services.open(services.settings, clock=clock)
+    again = Runtime.open(services.settings, clock=clock)
     again.runs.runner = ScriptedRunner("acknowledged")
     return again
 
 
-async def close(services: Services) -> None:
+async def close(services: Runtime) -> None:
     await services.runs.shutdown()
     await services.announcer.stop()
     services.close()
@@ -211,7 +211,7 @@ async def test_a_restart_after_a_crash_delivers_the_lost_completions_once(
     assert snapshot(services, state) == after
 
 
-def text_of_last_completion(services: Services) -> str:
+def text_of_last_completion(services: Runtime) -> str:
     messages = [m for m in user_messages(services) if "internalEvents" in m]
     content = messages[-1]["content"]
     assert isinstance(content, list)

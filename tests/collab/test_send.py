@@ -10,8 +10,8 @@ import pytest
 
 from clawline.agents.runner import RunContext
 from clawline.collab.send import SessionsSendTool
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
+from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import (
     MAIN,
@@ -46,7 +46,7 @@ CROSS = (
 send = SessionsSendTool()
 
 
-async def family(services: Services) -> None:
+async def family(services: Runtime) -> None:
     """main → child (labelled "helper"); an unrelated "other"; reviewer's main ("critic")."""
     catalog = services.catalog
     await services.call(catalog.patch, MAIN, {})
@@ -82,7 +82,7 @@ def check_error(details: dict[str, Any], status: str, error: str) -> None:
         ({"message": "hi", "sessionKey": 3}, "sessionKey must be a string"),
     ],
 )
-async def test_schema_errors(services: Services, args: dict[str, object], error: str) -> None:
+async def test_schema_errors(services: Runtime, args: dict[str, object], error: str) -> None:
     details = await invoke(send, tool_ctx(services, MAIN), **args)
     check_error(details, "error", error)
     assert runner_of(services).calls == []
@@ -134,7 +134,7 @@ async def test_the_validation_order_and_its_strings(make_services: MakeServices)
     assert runner_of(services).calls == []
 
 
-async def test_every_result_has_a_fresh_run_id(services: Services) -> None:
+async def test_every_result_has_a_fresh_run_id(services: Runtime) -> None:
     ctx = tool_ctx(services, MAIN)
     ids = {str((await invoke(send, ctx, message="m"))["runId"]) for _ in range(5)}
     assert len(ids) == 5
@@ -172,7 +172,7 @@ async def test_a_label_is_looked_up_within_the_given_agent(make_services: MakeSe
     assert (details["status"], details["sessionKey"]) == ("ok", CHILD)
 
 
-async def test_a_session_id_names_its_session(services: Services) -> None:
+async def test_a_session_id_names_its_session(services: Runtime) -> None:
     await family(services)
     child = services.store.get(CHILD)
     assert child is not None
@@ -185,7 +185,7 @@ async def test_a_session_id_names_its_session(services: Services) -> None:
 
 
 async def test_wait_mode_answers_with_the_reply(
-    services: Services,
+    services: Runtime,
 ) -> None:
     await family(services)
     runner = runner_of(services)
@@ -213,7 +213,7 @@ async def test_wait_mode_answers_with_the_reply(
     await settle(services)
 
 
-async def test_the_main_session_is_shown_as_main(services: Services) -> None:
+async def test_the_main_session_is_shown_as_main(services: Runtime) -> None:
     await family(services)
     runner_of(services).script(MAIN, "hello child")
     details = await invoke(send, tool_ctx(services, CHILD), message="hi", sessionKey="main")
@@ -221,7 +221,7 @@ async def test_the_main_session_is_shown_as_main(services: Services) -> None:
     assert details["sessionKey"] == "main"
 
 
-async def test_wait_mode_times_out(services: Services) -> None:
+async def test_wait_mode_times_out(services: Runtime) -> None:
     await family(services)
     release = asyncio.Event()
 
@@ -245,7 +245,7 @@ async def test_wait_mode_times_out(services: Services) -> None:
     assert services.runs.background_tasks() == []  # no exchange follows a timeout
 
 
-async def test_wait_mode_reports_a_failed_run(services: Services) -> None:
+async def test_wait_mode_reports_a_failed_run(services: Runtime) -> None:
     await family(services)
 
     async def broken(ctx: RunContext) -> str:
@@ -262,7 +262,7 @@ async def test_wait_mode_reports_a_failed_run(services: Services) -> None:
     assert services.runs.background_tasks() == []
 
 
-async def test_the_reply_is_that_runs_even_when_others_answer_later(services: Services) -> None:
+async def test_the_reply_is_that_runs_even_when_others_answer_later(services: Runtime) -> None:
     """The reply comes from the run the send started, not from the newest assistant message
     (OpenClaw #76443): here the target answers another message right after ours."""
     await family(services)
@@ -289,7 +289,7 @@ async def test_the_reply_is_that_runs_even_when_others_answer_later(services: Se
 
 
 async def test_fire_and_forget_answers_at_once(
-    services: Services,
+    services: Runtime,
 ) -> None:
     await family(services)
     runner = runner_of(services)
@@ -322,7 +322,7 @@ async def test_fire_and_forget_answers_at_once(
     ]
 
 
-async def test_fire_and_forget_steps_time_out_after_30_s(services: Services) -> None:
+async def test_fire_and_forget_steps_time_out_after_30_s(services: Runtime) -> None:
     await family(services)
     runner = runner_of(services)
     runner.script(CHILD, "r1", "ANNOUNCE_SKIP")
@@ -340,10 +340,10 @@ async def test_fire_and_forget_steps_time_out_after_30_s(services: Services) -> 
     assert seen == [None, 30_000, 30_000]
 
 
-async def test_a_refused_send_publishes_nothing(services: Services) -> None:
+async def test_a_refused_send_publishes_nothing(services: Runtime) -> None:
     await family(services)
-    seen: list[Event] = []
-    services.bus.tap(seen.append)
-    await invoke(send, tool_ctx(services, MAIN), message="m", sessionKey=OTHER)
-    assert seen == []
+    async with WireRecorder(services) as seen:
+        await invoke(send, tool_ctx(services, MAIN), message="m", sessionKey=OTHER)
+        await seen.settled()
+    assert seen.events == []
     assert transcript(services, OTHER) == []

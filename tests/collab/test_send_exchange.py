@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clawline.collab.send import SessionsSendTool
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
+from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import (
     MAIN,
@@ -29,14 +29,14 @@ SILENT_SENTENCE = (
 send = SessionsSendTool()
 
 
-async def setup(make_services: MakeServices, turns: int | None = None) -> Services:
+async def setup(make_services: MakeServices, turns: int | None = None) -> Runtime:
     services = await make_services(config(turns=turns))
     await services.call(services.catalog.patch, MAIN, {})
     await services.call(services.catalog.patch, TARGET, {"spawnedBy": MAIN})
     return services
 
 
-async def exchange(services: Services, message: str = "hello") -> list[Call]:
+async def exchange(services: Runtime, message: str = "hello") -> list[Call]:
     details = await invoke(send, tool_ctx(services, MAIN), message=message, sessionKey=TARGET)
     assert details["status"] == "ok"
     await settle(services)
@@ -47,7 +47,7 @@ def steps(calls: list[Call]) -> list[tuple[str, str]]:
     return [(call.session_key, call.message) for call in calls]
 
 
-def announces(services: Services) -> list[dict[str, object]]:
+def announces(services: Runtime) -> list[dict[str, object]]:
     return [dict(m) for m in transcript(services, TARGET) if m.get("a2aAnnounce") is True]
 
 
@@ -135,9 +135,9 @@ async def test_max_ping_pong_turns_is_clamped(
 async def test_the_announce_reply_is_posted_to_the_target(make_services: MakeServices) -> None:
     services = await setup(make_services, turns=0)
     runner_of(services).script(TARGET, "t-round-1", "  All done: 42.  ")
-    seen: list[Event] = []
-    services.bus.tap(seen.append)
-    await exchange(services)
+    async with WireRecorder(services) as seen:
+        await exchange(services)
+        await seen.settled()
     posted = announces(services)
     assert len(posted) == 1
     assert posted[0]["role"] == "assistant"

@@ -7,7 +7,7 @@ import asyncio
 
 from clawline.agents.runner import RunContext
 from clawline.collab.send import SessionsSendTool
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, config, invoke, runner_of, settle, tool_ctx
 
@@ -15,7 +15,7 @@ TARGET = "agent:main:subagent:target"
 send = SessionsSendTool()
 
 
-async def setup(make_services: MakeServices, turns: int = 5) -> Services:
+async def setup(make_services: MakeServices, turns: int = 5) -> Runtime:
     services = await make_services(config(turns=turns))
     await services.call(services.catalog.patch, MAIN, {})
     await services.call(services.catalog.patch, TARGET, {"spawnedBy": MAIN})
@@ -87,7 +87,7 @@ async def test_a_send_to_its_own_session_from_its_turn_completes(
     await settle(services)
 
 
-async def test_nested_runs_leave_the_entry_status_to_the_running_turn(services: Services) -> None:
+async def test_nested_runs_leave_the_entry_status_to_the_running_turn(services: Runtime) -> None:
     runner = runner_of(services)
     release = asyncio.Event()
     statuses: list[str | None] = []
@@ -118,7 +118,7 @@ async def test_nested_runs_leave_the_entry_status_to_the_running_turn(services: 
     assert not services.runs.has_active_run(MAIN)
 
 
-async def test_nested_runs_of_one_session_run_one_after_another(services: Services) -> None:
+async def test_nested_runs_of_one_session_run_one_after_another(services: Runtime) -> None:
     runner = runner_of(services)
     release = asyncio.Event()
 
@@ -161,7 +161,7 @@ async def test_shutdown_cancels_a_pending_exchange(make_services: MakeServices) 
     assert services.runs.background_tasks() == []
 
 
-async def test_no_exchange_starts_once_shutdown_began(services: Services) -> None:
+async def test_no_exchange_starts_once_shutdown_began(services: Runtime) -> None:
     started: list[bool] = []
 
     async def exchange() -> None:

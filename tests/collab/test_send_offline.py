@@ -6,21 +6,21 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, assistant_texts, settle, transcript
 
 HELPER = "agent:main:subagent:helper"
 
 
-async def setup(make_services: MakeServices) -> Services:
+async def setup(make_services: MakeServices) -> Runtime:
     services = await make_services(scripted=False)
     await services.call(services.catalog.patch, MAIN, {})
     await services.call(services.catalog.patch, HELPER, {"spawnedBy": MAIN, "label": "helper"})
     return services
 
 
-def tool_results(services: Services, key: str) -> list[Mapping[str, Any]]:
+def tool_results(services: Runtime, key: str) -> list[Mapping[str, Any]]:
     results = []
     for message in transcript(services, key):
         details = message.get("details")

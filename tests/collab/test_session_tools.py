@@ -1,4 +1,4 @@
-"""sessions_list, sessions_history and sessions_yield (collaboration.md §7)."""
+"""sessions_list, sessions_history and sessions_yield (docs/collaboration.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from clawline.collab.session_tools import (
     SessionsListTool,
     SessionsYieldTool,
 )
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from clawline.types import JSONObject
 from tests.collab.conftest import MakeServices
@@ -34,16 +34,16 @@ history = SessionsHistoryTool()
 yielding = SessionsYieldTool()
 
 
-async def add(services: Services, key: str, changes: dict[str, Any] | None = None) -> None:
+async def add(services: Runtime, key: str, changes: dict[str, Any] | None = None) -> None:
     await services.call(services.catalog.patch, key, changes or {})
 
 
-async def say(services: Services, key: str, role: str, text: str, **extra: Any) -> None:
+async def say(services: Runtime, key: str, role: str, text: str, **extra: Any) -> None:
     data: JSONObject = {"role": role, "content": [{"type": "text", "text": text}], **extra}
     await services.call(services.catalog.append, key, MESSAGE_EVENT, data)
 
 
-async def family(services: Services) -> None:
+async def family(services: Runtime) -> None:
     await add(services, MAIN)
     await add(services, CHILD, {"spawnedBy": MAIN, "label": "helper"})
     await add(services, GRANDCHILD, {"spawnedBy": CHILD})
@@ -170,7 +170,7 @@ async def test_list_messages(make_services: MakeServices) -> None:
         ({"kinds": "main"}, "kinds must be an array of strings"),
     ],
 )
-async def test_list_argument_errors(services: Services, args: dict[str, Any], error: str) -> None:
+async def test_list_argument_errors(services: Runtime, args: dict[str, Any], error: str) -> None:
     details = await invoke(listing, tool_ctx(services, MAIN), **args)
     assert details == {"status": "error", "error": error}
 
@@ -178,7 +178,7 @@ async def test_list_argument_errors(services: Services, args: dict[str, Any], er
 # --- sessions_history --------------------------------------------------------------------------
 
 
-async def test_history_by_key_and_by_session_id(services: Services) -> None:
+async def test_history_by_key_and_by_session_id(services: Runtime) -> None:
     await family(services)
     await say(services, CHILD, "user", "do it")
     await say(services, CHILD, "assistant", "done")
@@ -200,7 +200,7 @@ async def test_history_by_key_and_by_session_id(services: Services) -> None:
         assert details["bytes"] == len(orjson.dumps(messages))
 
 
-async def test_history_refusals(services: Services) -> None:
+async def test_history_refusals(services: Runtime) -> None:
     await family(services)
     ctx = tool_ctx(services, MAIN)
     assert await invoke(history, ctx) == {"status": "error", "error": "sessionKey required"}
@@ -231,7 +231,7 @@ async def test_history_a2a_disabled_message(make_services: MakeServices) -> None
     }
 
 
-async def test_history_strips_tools_unless_asked(services: Services) -> None:
+async def test_history_strips_tools_unless_asked(services: Runtime) -> None:
     await family(services)
     await say(services, CHILD, "user", "read it")
     await say(
@@ -255,7 +255,7 @@ async def test_history_strips_tools_unless_asked(services: Services) -> None:
     assert bad == {"status": "error", "error": "includeTools must be true or false"}
 
 
-async def test_history_sanitises_text(services: Services) -> None:
+async def test_history_sanitises_text(services: Runtime) -> None:
     await family(services)
     await say(
         services,
@@ -277,7 +277,7 @@ async def test_history_sanitises_text(services: Services) -> None:
     assert details["droppedMessages"] is False
 
 
-async def test_history_fits_80_kib(services: Services) -> None:
+async def test_history_fits_80_kib(services: Runtime) -> None:
     await family(services)
     for index in range(40):
         await say(services, CHILD, "user", f"{index:02d}" + "y" * 3000)
@@ -291,7 +291,7 @@ async def test_history_fits_80_kib(services: Services) -> None:
     assert (details["droppedMessages"], details["truncated"]) == (True, True)
 
 
-async def test_history_omits_a_message_too_large_alone(services: Services) -> None:
+async def test_history_omits_a_message_too_large_alone(services: Runtime) -> None:
     await family(services)
     blocks = [{"type": "text", "text": "z" * 3900} for _ in range(30)]
     await services.call(
@@ -306,7 +306,7 @@ async def test_history_omits_a_message_too_large_alone(services: Services) -> No
     assert details["droppedMessages"] is True
 
 
-async def test_history_of_a_session_without_messages(services: Services) -> None:
+async def test_history_of_a_session_without_messages(services: Runtime) -> None:
     await family(services)
     details = await invoke(history, tool_ctx(services, MAIN), sessionKey="main")
     assert (details["sessionKey"], details["messages"]) == ("main", [])
@@ -315,7 +315,7 @@ async def test_history_of_a_session_without_messages(services: Services) -> None
 # --- sessions_yield ----------------------------------------------------------------------------
 
 
-async def test_yield_ends_the_turn(services: Services) -> None:
+async def test_yield_ends_the_turn(services: Runtime) -> None:
     result = await yielding.invoke(tool_ctx(services, MAIN), {})
     assert result == ToolResult({"status": "yielded", "message": "Turn yielded."}, ends_turn=True)
     result = await yielding.invoke(tool_ctx(services, MAIN), {"message": "waiting for kids"})
@@ -323,7 +323,7 @@ async def test_yield_ends_the_turn(services: Services) -> None:
     assert (result.ends_turn, result.is_error) == (True, False)
 
 
-async def test_yield_errors(services: Services) -> None:
+async def test_yield_errors(services: Runtime) -> None:
     ctx = tool_ctx(services, MAIN)
     no_session = await yielding.invoke(replace(ctx, session_key=""), {})
     assert no_session.details == {"status": "error", "error": "No session context"}

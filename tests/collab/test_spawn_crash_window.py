@@ -28,7 +28,7 @@ from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.collab.spawn import SessionsSpawnTool
 from clawline.config import Settings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.types import JSON
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, transcript
@@ -77,8 +77,8 @@ def backup(source: Path, state: Path) -> None:
 
 
 @pytest.fixture
-async def second_life(tmp_path: Path) -> AsyncIterator[list[Services]]:
-    opened: list[Services] = []
+async def second_life(tmp_path: Path) -> AsyncIterator[list[Runtime]]:
+    opened: list[Runtime] = []
     yield opened
     for services in opened:
         await services.runs.shutdown()
@@ -91,7 +91,7 @@ def spawn_results(messages: list[Mapping[str, JSON]]) -> list[Mapping[str, JSON]
 
 
 async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
-    make_services: MakeServices, second_life: list[Services], tmp_path: Path
+    make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
 ) -> None:
     first = await make_services(CONFIG, scripted=False)
     dies = DiesAfterSpawn(at=2)
@@ -101,7 +101,7 @@ async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
     await asyncio.wait_for(dies.died.wait(), 10)
     backup(first.settings.sqlite_path, tmp_path / "after-crash")
 
-    services = Services.open(Settings(state_dir=tmp_path / "after-crash", raw=CONFIG))
+    services = Runtime.open(Settings(state_dir=tmp_path / "after-crash", raw=CONFIG))
     second_life.append(services)
     store = services.store
     parent = store.get(MAIN)

@@ -9,7 +9,7 @@ from typing import Any
 
 from clawline.agents.tools.base import ToolContext
 from clawline.collab.spawn import SESSION_MODE_NOTE
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.collab import TaskQuery
 from clawline.testing.channels import threads_channel
 from tests.collab.conftest import MakeServices
@@ -29,11 +29,11 @@ from tests.collab.test_spawn_validation import forum_services
 TASK = "count to ten"
 
 
-def keyed(services: Services, call_id: str, key: str = MAIN) -> ToolContext:
+def keyed(services: Runtime, call_id: str, key: str = MAIN) -> ToolContext:
     return replace(tool_ctx(services, key), tool_call_id=call_id)
 
 
-def written(services: Services) -> tuple[int, int, int, int]:
+def written(services: Runtime) -> tuple[int, int, int, int]:
     """Tasks, run records and child sessions of MAIN, and runs the runner has seen."""
     store = services.store
     return (
@@ -82,7 +82,7 @@ async def test_a_reset_requester_spawns_anew_for_an_old_call_id(
     assert len(services.store.runs.for_requester(MAIN)) == 2
 
 
-async def test_calls_without_an_id_always_spawn(services: Services) -> None:
+async def test_calls_without_an_id_always_spawn(services: Runtime) -> None:
     gated(services)
     await make_requester(services)
     results: list[dict[str, Any]] = [

@@ -1,4 +1,4 @@
-"""The ``subagent`` lane (collaboration.md §11): at most
+"""The ``subagent`` lane (OpenClaw's): at most
 ``agents.defaults.subagents.maxConcurrent`` children run at once, across requesters; the others
 wait their turn without holding up the spawns that started them."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of
 from tests.collab.test_spawn_lineage import (
@@ -28,7 +28,7 @@ OTHER = "agent:main:dashboard:other"
 
 
 @pytest.fixture
-async def services_one_slot(make_services: MakeServices) -> Services:
+async def services_one_slot(make_services: MakeServices) -> Runtime:
     services = await make_services(limits(maxConcurrent=1))
     await make_requester(services)
     return services
@@ -101,7 +101,7 @@ async def test_other_lanes_are_not_limited(make_services: MakeServices) -> None:
 
 
 async def test_a_queued_child_can_be_killed_before_it_starts(
-    services_one_slot: Services,
+    services_one_slot: Runtime,
 ) -> None:
     services = services_one_slot
     gate = gated(services)

@@ -1,5 +1,5 @@
 """The child a spawn creates: its key, lineage, depth, role and control scope, its first message
-and run, and cross-agent children (collaboration.md §2.2, §2.5).
+and run, and cross-agent children (OpenClaw's rules).
 
 The helpers at the top are shared with the other ``test_spawn_*`` / ``test_subagents_*``
 modules.
@@ -16,12 +16,12 @@ from clawline import keys
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.collab.spawn import SessionsSpawnTool
 from clawline.collab.subagents_tool import SubagentsTool
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.store.collab import TaskQuery
 from clawline.store.records import SubagentRun
 from clawline.tasks.model import TaskRecord
+from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, ScriptedRunner, invoke, runner_of, tool_ctx, transcript
 
@@ -81,7 +81,7 @@ class GatedRunner(ScriptedRunner):
         return await super().run(ctx)
 
 
-def gated(services: Services, gate: Gate | None = None) -> Gate:
+def gated(services: Runtime, gate: Gate | None = None) -> Gate:
     """Install a :class:`GatedRunner` (runs that already started keep their old gate)."""
     runner = GatedRunner()
     if gate is not None:
@@ -90,23 +90,23 @@ def gated(services: Services, gate: Gate | None = None) -> Gate:
     return runner.gate
 
 
-async def make_requester(services: Services, key: str = MAIN) -> SessionEntry:
+async def make_requester(services: Runtime, key: str = MAIN) -> SessionEntry:
     change = await services.call(services.catalog.patch, key, {})
     assert change.after is not None
     return change.after
 
 
-async def spawn(services: Services, requester: str = MAIN, **args: Any) -> dict[str, Any]:
+async def spawn(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
     return await invoke(spawn_tool, tool_ctx(services, requester), **args)
 
 
-async def accepted(services: Services, requester: str = MAIN, **args: Any) -> dict[str, Any]:
+async def accepted(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
     result = await spawn(services, requester, **args)
     assert result["status"] == "accepted", result
     return result
 
 
-async def control(services: Services, requester: str = MAIN, **args: Any) -> dict[str, Any]:
+async def control(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
     return await invoke(subagents_tool, tool_ctx(services, requester), **args)
 
 
@@ -118,7 +118,7 @@ async def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.005)
 
 
-async def ended(services: Services, run_id: str) -> SubagentRun:
+async def ended(services: Runtime, run_id: str) -> SubagentRun:
     """The run record once its end is written."""
 
     def done() -> bool:
@@ -131,7 +131,7 @@ async def ended(services: Services, run_id: str) -> SubagentRun:
     return record
 
 
-async def quiesce(services: Services) -> None:
+async def quiesce(services: Runtime) -> None:
     """Wait until no run is active, every sub-agent run's end is written and every completion
     delivered (and the turn it started has ended)."""
 
@@ -152,32 +152,32 @@ async def quiesce(services: Services) -> None:
     raise AssertionError("collaboration did not settle")
 
 
-def record_of(services: Services, run_id: str) -> SubagentRun:
+def record_of(services: Runtime, run_id: str) -> SubagentRun:
     record = services.store.runs.get(run_id)
     assert record is not None
     return record
 
 
-def entry_of(services: Services, key: str) -> SessionEntry:
+def entry_of(services: Runtime, key: str) -> SessionEntry:
     entry = services.store.get(key)
     assert entry is not None, key
     return entry
 
 
-def task_of(services: Services, run_id: str) -> TaskRecord:
+def task_of(services: Runtime, run_id: str) -> TaskRecord:
     (task,) = services.store.tasks.by_run_id(run_id)
     return task
 
 
-def tasks_owned_by(services: Services, owner: str) -> list[TaskRecord]:
+def tasks_owned_by(services: Runtime, owner: str) -> list[TaskRecord]:
     return services.store.tasks.page(TaskQuery(owner_key=owner), None, 100).tasks
 
 
-def descendants_of(services: Services, key: str) -> list[str]:
+def descendants_of(services: Runtime, key: str) -> list[str]:
     return [entry.key for entry in services.store.descendants(entry_of(services, key).lineage_path)]
 
 
-def first_user_text(services: Services, key: str) -> str:
+def first_user_text(services: Runtime, key: str) -> str:
     first = transcript(services, key)[0]
     assert first["role"] == "user"
     content = first["content"]
@@ -192,13 +192,13 @@ def first_user_text(services: Services, key: str) -> str:
 # --- lineage -------------------------------------------------------------------------------------
 
 
-async def test_child_lineage_with_default_depth(services: Services) -> None:
+async def test_child_lineage_with_default_depth(services: Runtime) -> None:
     parent = await make_requester(services)
     result = await accepted(services, task="t", label="scout")
     key = result["childSessionKey"]
     child = entry_of(services, key)
     assert child.spawned_by == MAIN
-    assert child.parent_session_key == MAIN  # §2.5 step 6: the create event names the parent
+    assert child.parent_session_key == MAIN  # the create event names the parent
     assert child.lineage_parent == MAIN
     assert child.lineage_path == (MAIN, key)
     assert child.spawn_depth == 1
@@ -256,7 +256,7 @@ async def test_per_agent_max_depth_decides_the_role(make_services: MakeServices)
     assert (child.subagent_role, child.subagent_control_scope) == ("orchestrator", "children")
 
 
-async def test_first_message_and_the_run_on_the_subagent_lane(services: Services) -> None:
+async def test_first_message_and_the_run_on_the_subagent_lane(services: Runtime) -> None:
     await make_requester(services)
     result = await accepted(services, task="count the files\nin src", label="counter")
     key = result["childSessionKey"]
@@ -274,11 +274,11 @@ async def test_first_message_and_the_run_on_the_subagent_lane(services: Services
     await quiesce(services)
 
 
-async def test_created_event_names_the_requester(services: Services) -> None:
+async def test_created_event_names_the_requester(services: Runtime) -> None:
     await make_requester(services)
-    seen: list[Event] = []
-    services.bus.tap(seen.append)
-    result = await accepted(services, task="t")
+    async with WireRecorder(services) as seen:
+        result = await accepted(services, task="t")
+        await seen.settled()
     created = [
         event.payload
         for event in seen

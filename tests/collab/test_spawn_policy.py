@@ -1,4 +1,4 @@
-"""sessions_spawn's sub-agent checks of collaboration.md §2.3, one by one with their exact
+"""sessions_spawn's sub-agent checks (OpenClaw's), one by one with their exact
 texts and statuses, and in their order: a request breaking two rules at once gets the earlier
 rule's refusal. Every refusal leaves nothing behind (see ``refused``)."""
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.channels import plain_channel
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN
@@ -40,7 +40,7 @@ from tests.collab.test_spawn_validation import (
 
 
 @pytest.fixture
-async def main(services: Services) -> Services:
+async def main(services: Runtime) -> Runtime:
     await make_requester(services)
     return services
 
@@ -49,23 +49,23 @@ async def main(services: Services) -> Services:
 
 
 @pytest.mark.parametrize("agent_id", ["-bad", "has space", "a" * 65, "bad/id", "ünï"])
-async def test_invalid_agent_id(main: Services, agent_id: str) -> None:
+async def test_invalid_agent_id(main: Runtime, agent_id: str) -> None:
     result = await refused(main, task="t", agentId=agent_id)
     assert result == {"status": "error", "error": INVALID_AGENT.format(agent_id)}
 
 
-async def test_invalid_agent_id_is_quoted_trimmed(main: Services) -> None:
+async def test_invalid_agent_id_is_quoted_trimmed(main: Runtime) -> None:
     result = await refused(main, task="t", agentId="  no good ")
     assert outcome(result) == ("error", INVALID_AGENT.format("no good"))
 
 
-async def test_session_mode_without_thread(main: Services) -> None:
+async def test_session_mode_without_thread(main: Runtime) -> None:
     for args in ({"mode": "session"}, {"mode": "session", "thread": False}):
         result = await refused(main, task="t", **args)
         assert result == {"status": "error", "error": SESSION_NEEDS_THREAD}
 
 
-async def test_depth_limit_default(main: Services) -> None:
+async def test_depth_limit_default(main: Runtime) -> None:
     child = (await accepted(main, task="t"))["childSessionKey"]
     result = await refused(main, child, task="deeper")
     assert result == {"status": "forbidden", "error": DEPTH.format(1, 1)}
@@ -93,7 +93,7 @@ async def test_max_active_children(make_services: MakeServices) -> None:
     await accepted(services, task="c")
 
 
-async def _no_active_children(services: Services) -> None:
+async def _no_active_children(services: Runtime) -> None:
     while services.store.runs.count_active(MAIN):
         await asyncio.sleep(0.005)
 
@@ -189,8 +189,8 @@ async def test_per_agent_allow_agents_replace_the_defaults(make_services: MakeSe
 async def test_an_agent_nothing_defines_is_refused(
     make_services: MakeServices, allow: list[str]
 ) -> None:
-    """The allowlist admits ``reviewer`` but no agent is defined by that id (collaboration.md
-    §2.3): OpenClaw's registry refusal, listing the targets that do exist."""
+    """The allowlist admits ``reviewer`` but no agent is defined by that id (spawn check
+    6): OpenClaw's registry refusal, listing the targets that do exist."""
     raw = limits(allowAgents=allow)
     raw["agents"]["list"] = [{"id": "critic"}]
     services = await make_services(raw)
@@ -200,19 +200,19 @@ async def test_an_agent_nothing_defines_is_refused(
     assert result == {"status": "forbidden", "error": UNKNOWN_AGENT.format("reviewer", allowed)}
 
 
-async def test_sandbox_require(main: Services) -> None:
+async def test_sandbox_require(main: Runtime) -> None:
     result = await refused(main, task="t", sandbox="require")
     assert result == {"status": "forbidden", "error": SANDBOX_REQUIRE}
     await accepted(main, task="t", sandbox="inherit")
 
 
 @pytest.mark.parametrize("level", ["extreme", "on", "maximum"])
-async def test_invalid_thinking_level(main: Services, level: str) -> None:
+async def test_invalid_thinking_level(main: Runtime, level: str) -> None:
     result = await refused(main, task="t", thinking=level)
     assert result == {"status": "error", "error": THINKING.format(level)}
 
 
-async def test_unresolvable_model_is_skipped_with_a_warning(main: Services) -> None:
+async def test_unresolvable_model_is_skipped_with_a_warning(main: Runtime) -> None:
     result = await accepted(main, task="t", model="nowhere/model-x")
     assert result["modelApplied"] is False
     assert result["warning"] == (
@@ -233,19 +233,19 @@ async def test_thread_refusal_is_relayed(make_services: MakeServices) -> None:
 # --- the order: two violations at once, the earlier rule speaks --------------------------------
 
 
-async def _depth_one_requester(services: Services) -> str:
+async def _depth_one_requester(services: Runtime) -> str:
     """A child of main (depth 1) whose own spawns hit the default depth limit."""
     gated(services)
     result = await accepted(services, task="parent")
     return str(result["childSessionKey"])
 
 
-async def test_order_invalid_agent_before_session_mode(main: Services) -> None:
+async def test_order_invalid_agent_before_session_mode(main: Runtime) -> None:
     result = await refused(main, task="t", agentId="-x", mode="session")
     assert outcome(result) == ("error", INVALID_AGENT.format("-x"))
 
 
-async def test_order_session_mode_before_depth(main: Services) -> None:
+async def test_order_session_mode_before_depth(main: Runtime) -> None:
     child = await _depth_one_requester(main)
     result = await refused(main, child, task="t", mode="session")
     assert outcome(result) == ("error", SESSION_NEEDS_THREAD)
@@ -284,7 +284,7 @@ async def test_order_require_agent_id_before_allow_agents_and_the_rest(
     assert outcome(result) == ("forbidden", REQUIRE_AGENT_ID)
 
 
-async def test_order_allow_agents_before_sandbox(main: Services) -> None:
+async def test_order_allow_agents_before_sandbox(main: Runtime) -> None:
     result = await refused(main, task="t", agentId="reviewer", sandbox="require")
     assert outcome(result) == ("forbidden", NOT_ALLOWED.format("none"))
 
@@ -300,7 +300,7 @@ async def test_order_allow_agents_before_registry_before_sandbox(
     assert outcome(unknown) == ("forbidden", UNKNOWN_AGENT.format("critic", "main"))
 
 
-async def test_order_sandbox_before_thinking(main: Services) -> None:
+async def test_order_sandbox_before_thinking(main: Runtime) -> None:
     result = await refused(main, task="t", sandbox="require", thinking="wild")
     assert outcome(result) == ("forbidden", SANDBOX_REQUIRE)
 
@@ -311,7 +311,7 @@ async def test_order_thinking_before_thread(make_services: MakeServices) -> None
     assert outcome(result) == ("error", THINKING.format("wild"))
 
 
-async def test_order_arguments_before_policy(main: Services) -> None:
+async def test_order_arguments_before_policy(main: Runtime) -> None:
     child = await _depth_one_requester(main)
     result = await refused(main, child, task="t", agentId="-x", cleanup="never")
     assert outcome(result) == ("error", 'cleanup must be "delete" or "keep"')

@@ -1,6 +1,6 @@
 """sessions_spawn accepted: the result and its notes, the options it records, and the run
 record and task written with the child — atomically: a spawn that fails writes none of them
-(collaboration.md §2.5, §2.6, §3.1, §10)."""
+(docs/design-agents.md, docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import pytest
 from clawline import keys
 from clawline.agents.config import MAX_RUN_TIMEOUT_MS
 from clawline.collab.spawn import RUN_MODE_NOTE, SESSION_MODE_NOTE
-from clawline.events import Event
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.channels import threads_channel
+from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of
 from tests.collab.test_spawn_lineage import (
@@ -59,7 +59,7 @@ def test_notes_are_the_reference_texts() -> None:
     assert SESSION_MODE_NOTE == REFERENCE_SESSION_NOTE
 
 
-async def test_accepted_run_mode_result(services: Services) -> None:
+async def test_accepted_run_mode_result(services: Runtime) -> None:
     await make_requester(services)
     result = await accepted(services, task="summarise the logs")
     assert set(result) == {"status", "childSessionKey", "runId", "mode", "note"}
@@ -73,7 +73,7 @@ async def test_accepted_run_mode_result(services: Services) -> None:
     assert result["runId"] != match["id"]
 
 
-async def test_every_spawn_gets_a_fresh_child_and_run(services: Services) -> None:
+async def test_every_spawn_gets_a_fresh_child_and_run(services: Runtime) -> None:
     await make_requester(services)
     first = await accepted(services, task="a")
     second = await accepted(services, task="a")
@@ -81,7 +81,7 @@ async def test_every_spawn_gets_a_fresh_child_and_run(services: Services) -> Non
     assert first["runId"] != second["runId"]
 
 
-async def test_cron_requester_gets_no_run_mode_note(services: Services) -> None:
+async def test_cron_requester_gets_no_run_mode_note(services: Runtime) -> None:
     cron = "agent:main:cron:nightly"
     await make_requester(services, cron)
     result = await accepted(services, cron, task="nightly digest")
@@ -90,7 +90,7 @@ async def test_cron_requester_gets_no_run_mode_note(services: Services) -> None:
     assert record_of(services, result["runId"]).requester_session_key == cron
 
 
-async def test_valid_model_override_is_applied(services: Services) -> None:
+async def test_valid_model_override_is_applied(services: Runtime) -> None:
     await make_requester(services)
     result = await accepted(services, task="t", model="offline")
     assert result["modelApplied"] is True
@@ -100,7 +100,7 @@ async def test_valid_model_override_is_applied(services: Services) -> None:
     assert record_of(services, result["runId"]).model == "offline"
 
 
-async def test_thinking_level_is_normalised_and_stored(services: Services) -> None:
+async def test_thinking_level_is_normalised_and_stored(services: Runtime) -> None:
     await make_requester(services)
     result = await accepted(services, task="t", thinking=" HIGH ")
     child = entry_of(services, result["childSessionKey"])
@@ -110,7 +110,7 @@ async def test_thinking_level_is_normalised_and_stored(services: Services) -> No
 # --- run record and task -------------------------------------------------------------------------
 
 
-async def test_record_and_task_from_running_to_succeeded(services: Services) -> None:
+async def test_record_and_task_from_running_to_succeeded(services: Runtime) -> None:
     await make_requester(services)
     gate = gated(services)
     result = await accepted(
@@ -158,7 +158,7 @@ async def test_record_and_task_from_running_to_succeeded(services: Services) -> 
     await quiesce(services)
 
 
-async def test_a_child_that_times_out_silently_still_reports(services: Services) -> None:
+async def test_a_child_that_times_out_silently_still_reports(services: Runtime) -> None:
     """OpenClaw #89095: a child that times out with no output never told its parent."""
     await make_requester(services)
     gated(services)  # never released
@@ -182,7 +182,7 @@ async def test_a_child_that_times_out_silently_still_reports(services: Services)
     await quiesce(services)
 
 
-async def test_expects_completion_message_false_writes_no_inbox_row(services: Services) -> None:
+async def test_expects_completion_message_false_writes_no_inbox_row(services: Runtime) -> None:
     await make_requester(services)
     result = await accepted(services, task="t", expectsCompletionMessage=False)
     record = await ended(services, result["runId"])
@@ -193,7 +193,7 @@ async def test_expects_completion_message_false_writes_no_inbox_row(services: Se
     await quiesce(services)
 
 
-async def test_label_in_use_leaves_no_child_record_or_task(services: Services) -> None:
+async def test_label_in_use_leaves_no_child_record_or_task(services: Runtime) -> None:
     await make_requester(services)
     first = await accepted(services, task="one", label="helper")
     sessions_before = descendants_of(services, MAIN)
@@ -210,7 +210,7 @@ async def test_label_in_use_leaves_no_child_record_or_task(services: Services) -
     ]
 
 
-async def test_label_of_a_non_child_session_counts_too(services: Services) -> None:
+async def test_label_of_a_non_child_session_counts_too(services: Runtime) -> None:
     await services.call(services.catalog.patch, MAIN, {"label": "boss"})
     assert await spawn(services, task="t", label="boss") == {
         "status": "error",
@@ -221,7 +221,7 @@ async def test_label_of_a_non_child_session_counts_too(services: Services) -> No
     assert tasks_owned_by(services, MAIN) == []
 
 
-async def test_registry_failure_leaves_nothing(services: Services) -> None:
+async def test_registry_failure_leaves_nothing(services: Runtime) -> None:
     await make_requester(services)
     refused = await spawn(services, task="x" * 100_001)
     assert refused == {
@@ -233,12 +233,12 @@ async def test_registry_failure_leaves_nothing(services: Services) -> None:
     assert tasks_owned_by(services, MAIN) == []
 
 
-async def test_a_run_that_cannot_start_deletes_the_child(services: Services) -> None:
+async def test_a_run_that_cannot_start_deletes_the_child(services: Runtime) -> None:
     await make_requester(services)
     await services.runs.shutdown()  # no new runs are accepted
-    seen: list[Event] = []
-    services.bus.tap(seen.append)
-    refused = await spawn(services, task="t")
+    async with WireRecorder(services) as seen:
+        refused = await spawn(services, task="t")
+        await seen.settled()
     assert (refused["status"], refused["error"]) == (
         "error",
         "the gateway is shutting down; no new runs are accepted",
@@ -287,7 +287,7 @@ async def test_run_timeout(
 @pytest.mark.parametrize(
     ("cleanup", "stored"), [(None, "keep"), ("keep", "keep"), ("delete", "delete")]
 )
-async def test_cleanup_in_run_mode(services: Services, cleanup: str | None, stored: str) -> None:
+async def test_cleanup_in_run_mode(services: Runtime, cleanup: str | None, stored: str) -> None:
     await make_requester(services)
     args = {} if cleanup is None else {"cleanup": cleanup}
     result = await accepted(services, task="t", **args)
@@ -322,7 +322,7 @@ async def test_thread_with_run_mode_stays_a_run(make_services: MakeServices) -> 
     assert record_of(services, result["runId"]).spawn_mode == "run"
 
 
-# --- attachments (§2.4) --------------------------------------------------------------------------
+# --- attachments ---------------------------------------------------------------------------------
 
 NOTES = {"name": "notes.txt", "content": "remember the milk"}
 
@@ -331,7 +331,7 @@ def attachments_config(**limits: Any) -> dict[str, Any]:
     return {"tools": {"sessions_spawn": {"attachments": {"enabled": True, **limits}}}}
 
 
-async def test_attachments_are_disabled_by_default(services: Services) -> None:
+async def test_attachments_are_disabled_by_default(services: Runtime) -> None:
     await make_requester(services)
     assert await spawn(services, task="t", attachments=[NOTES]) == {
         "status": "error",

@@ -1,6 +1,6 @@
 """sessions_spawn refusals before the policy checks: channel-delivery keys, argument types and
-runtime-bound options (collaboration.md §2.1), and the ACP runtime without a backend (§2.7).
-The §2.3 checks are in ``test_spawn_policy``; the texts and helpers here are shared with it."""
+runtime-bound options, and the ACP runtime without a backend.
+The policy checks are in ``test_spawn_policy``; the texts and helpers here are shared with it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from clawline.channels import ChannelRegistry
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of
@@ -59,7 +59,7 @@ def channel_key_text(key: str) -> str:
     )
 
 
-async def refused(services: Services, requester: str = MAIN, **args: Any) -> dict[str, Any]:
+async def refused(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
     """A refusal; and nothing was created for it (no session, no run, no task, no turn)."""
     before = (
         descendants_of(services, requester),
@@ -80,7 +80,7 @@ async def refused(services: Services, requester: str = MAIN, **args: Any) -> dic
     return result
 
 
-async def forum_services(make_services: MakeServices, channel: FakeChannel) -> Services:
+async def forum_services(make_services: MakeServices, channel: FakeChannel) -> Runtime:
     """Main on the "forum" channel (thread-bound spawns enabled) served by ``channel``."""
     raw = channel_config("forum", channel_level={"spawnSubagentSessions": True})
     services = await make_services(raw)
@@ -95,7 +95,7 @@ def outcome(result: dict[str, Any]) -> tuple[str, str]:
 
 
 @pytest.fixture
-async def main(services: Services) -> Services:
+async def main(services: Runtime) -> Runtime:
     await make_requester(services)
     return services
 
@@ -106,12 +106,12 @@ async def main(services: Services) -> Services:
 @pytest.mark.parametrize(
     "key", ["target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to"]
 )
-async def test_channel_delivery_keys_are_refused(main: Services, key: str) -> None:
+async def test_channel_delivery_keys_are_refused(main: Runtime, key: str) -> None:
     result = await refused(main, task="t", **{key: "somewhere"})
     assert result == {"status": "error", "error": channel_key_text(key)}
 
 
-async def test_channel_key_wins_over_every_other_error(main: Services) -> None:
+async def test_channel_key_wins_over_every_other_error(main: Runtime) -> None:
     result = await refused(main, task=7, mode="forever", runtime="acp", to=None)
     assert outcome(result) == ("error", channel_key_text("to"))
 
@@ -152,11 +152,11 @@ async def test_channel_key_wins_over_every_other_error(main: Services) -> None:
         ({"task": "t", "attachAs": "dir"}, "attachAs must be an object"),
     ],
 )
-async def test_argument_errors(main: Services, args: dict[str, Any], error: str) -> None:
+async def test_argument_errors(main: Runtime, args: dict[str, Any], error: str) -> None:
     assert await refused(main, **args) == {"status": "error", "error": error}
 
 
-async def test_first_argument_error_wins(main: Services) -> None:
+async def test_first_argument_error_wins(main: Runtime) -> None:
     assert outcome(await refused(main, task=None, mode="forever")) == ("error", "task required")
     assert outcome(await refused(main, task="t", runtime="x", mode="forever")) == (
         "error",
@@ -187,12 +187,12 @@ async def test_first_argument_error_wins(main: Services) -> None:
     ],
 )
 async def test_options_of_the_other_runtime(
-    main: Services, args: dict[str, Any], error: str
+    main: Runtime, args: dict[str, Any], error: str
 ) -> None:
     assert await refused(main, task="t", **args) == {"status": "error", "error": error}
 
 
-async def test_argument_errors_come_before_runtime_options(main: Services) -> None:
+async def test_argument_errors_come_before_runtime_options(main: Runtime) -> None:
     result = await refused(main, task="t", resumeSessionId="abc", mode="forever")
     assert outcome(result) == ("error", 'mode must be "run" or "session"')
 
@@ -200,12 +200,12 @@ async def test_argument_errors_come_before_runtime_options(main: Services) -> No
 # --- ACP without a backend -----------------------------------------------------------------------
 
 
-async def test_acp_without_backend(main: Services) -> None:
+async def test_acp_without_backend(main: Runtime) -> None:
     result = await refused(main, task="t", runtime="acp", agentId="codex")
     assert result == {"status": "error", "error": ACP_BACKEND, "errorCode": "spawn_failed"}
 
 
-async def test_acp_session_mode_needs_a_thread_first(main: Services) -> None:
+async def test_acp_session_mode_needs_a_thread_first(main: Runtime) -> None:
     result = await refused(main, task="t", runtime="acp", mode="session")
     assert result == {
         "status": "error",

@@ -1,4 +1,4 @@
-"""``subagents`` kill and steer (collaboration.md §3.3, §7): a kill ends the child's run and every
+"""``subagents`` kill and steer (OpenClaw's semantics): a kill ends the child's run and every
 descendant's, keeps the sessions and announces nothing; a steer replaces the running turn and
 only the new run is announced."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from clawline.agents.config import MAX_RUN_TIMEOUT_MS
-from clawline.services import Services
+from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of, transcript
 from tests.collab.test_spawn_lineage import (
@@ -26,13 +26,13 @@ from tests.collab.test_spawn_lineage import (
 
 
 @pytest.fixture
-async def main(make_services: MakeServices) -> Services:
+async def main(make_services: MakeServices) -> Runtime:
     services = await make_services(limits(maxSpawnDepth=2))
     await make_requester(services)
     return services
 
 
-def assert_killed(services: Services, run_id: str) -> None:
+def assert_killed(services: Runtime, run_id: str) -> None:
     record = record_of(services, run_id)
     assert not record.active
     assert record.outcome == {"status": "error", "error": "killed"}
@@ -45,7 +45,7 @@ def assert_killed(services: Services, run_id: str) -> None:
 # --- kill --------------------------------------------------------------------------------------
 
 
-async def test_kill_cascades_to_descendants(main: Services) -> None:
+async def test_kill_cascades_to_descendants(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="orchestrate", label="boss")
     grandchild = await accepted(main, child["childSessionKey"], task="dig", label="digger")
@@ -91,7 +91,7 @@ async def test_kill_cascades_to_descendants(main: Services) -> None:
     assert main.store.inbox.by_run(grandchild["runId"]) is None
 
 
-async def test_kill_all_kills_the_running_ones(main: Services) -> None:
+async def test_kill_all_kills_the_running_ones(main: Runtime) -> None:
     gate = gated(main)
     runs = [await accepted(main, task=f"t{n}") for n in range(3)]
     await wait_until(lambda: gate.running == 3)
@@ -113,7 +113,7 @@ async def test_kill_all_kills_the_running_ones(main: Services) -> None:
     await quiesce(main)
 
 
-async def test_killing_an_ended_child_still_stops_its_descendants(main: Services) -> None:
+async def test_killing_an_ended_child_still_stops_its_descendants(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="t", label="parent")
     grandchild = await accepted(main, child["childSessionKey"], task="t")
@@ -132,7 +132,7 @@ async def test_killing_an_ended_child_still_stops_its_descendants(main: Services
 # --- steer -------------------------------------------------------------------------------------
 
 
-async def test_steer_replaces_the_running_turn(main: Services) -> None:
+async def test_steer_replaces_the_running_turn(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="write a poem", label="poet", runTimeoutSeconds=120)
     key = child["childSessionKey"]
@@ -190,7 +190,7 @@ async def test_steer_replaces_the_running_turn(main: Services) -> None:
     assert [(c["runId"], c["status"]) for c in listed["recent"]] == [(new_run, "done")]
 
 
-async def test_steer_keeps_no_timeout_as_none(main: Services) -> None:
+async def test_steer_keeps_no_timeout_as_none(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="t", label="slow")
     await wait_until(lambda: gate.running == 1)
@@ -203,7 +203,7 @@ async def test_steer_keeps_no_timeout_as_none(main: Services) -> None:
     await quiesce(main)
 
 
-async def test_steer_a_child_that_is_not_running(main: Services) -> None:
+async def test_steer_a_child_that_is_not_running(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="t", label="finished")
     gate.release.set()
@@ -217,7 +217,7 @@ async def test_steer_a_child_that_is_not_running(main: Services) -> None:
     await quiesce(main)
 
 
-async def test_a_child_without_label_is_named_by_its_key(main: Services) -> None:
+async def test_a_child_without_label_is_named_by_its_key(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="t")
     gate.release.set()

@@ -1,4 +1,4 @@
-"""The ``subagents`` tool (collaboration.md §7, shapes in ``clawline.collab.subagents_tool``):
+"""The ``subagents`` tool (OpenClaw's; shapes in ``clawline.collab.subagents_tool``):
 ``list``, how targets resolve, and the refusals with their exact texts."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
 from tests.collab.test_spawn_lineage import (
@@ -33,13 +33,13 @@ async def clock() -> FakeClock:
 
 
 @pytest.fixture
-async def main(make_services: MakeServices, clock: FakeClock) -> Services:
+async def main(make_services: MakeServices, clock: FakeClock) -> Runtime:
     services = await make_services(limits(maxSpawnDepth=2), clock)
     await make_requester(services)
     return services
 
 
-async def finished(services: Services, gate: Gate | None = None, **args: Any) -> dict[str, Any]:
+async def finished(services: Runtime, gate: Gate | None = None, **args: Any) -> dict[str, Any]:
     """A child that has already ended (done, or failed with ``gate.error``)."""
     gate = gated(services, gate)
     result = await accepted(services, **args)
@@ -51,7 +51,7 @@ async def finished(services: Services, gate: Gate | None = None, **args: Any) ->
 # --- list --------------------------------------------------------------------------------------
 
 
-async def test_list_without_children(main: Services) -> None:
+async def test_list_without_children(main: Runtime) -> None:
     assert await control(main) == {
         "status": "ok",
         "action": "list",
@@ -63,7 +63,7 @@ async def test_list_without_children(main: Services) -> None:
     }
 
 
-async def test_list_shape_and_order(main: Services, clock: FakeClock) -> None:
+async def test_list_shape_and_order(main: Runtime, clock: FakeClock) -> None:
     done = await finished(main, task="write docs", label="writer")
     clock.advance(1_000)
     failed = await finished(main, Gate(error="disk full"), task="build", label="builder")
@@ -116,7 +116,7 @@ async def test_list_shape_and_order(main: Services, clock: FakeClock) -> None:
     await quiesce(main)
 
 
-async def test_recent_minutes(main: Services, clock: FakeClock) -> None:
+async def test_recent_minutes(main: Runtime, clock: FakeClock) -> None:
     await finished(main, task="old", label="old")
     clock.advance(31 * MINUTE)
     assert (await control(main))["total"] == 0  # default: the last 30 minutes
@@ -127,7 +127,7 @@ async def test_recent_minutes(main: Services, clock: FakeClock) -> None:
     await quiesce(main)
 
 
-async def test_active_children_are_listed_however_old(main: Services, clock: FakeClock) -> None:
+async def test_active_children_are_listed_however_old(main: Runtime, clock: FakeClock) -> None:
     gate = gated(main)
     await accepted(main, task="long", label="long")
     clock.advance(600 * MINUTE)
@@ -139,7 +139,7 @@ async def test_active_children_are_listed_however_old(main: Services, clock: Fak
     await quiesce(main)
 
 
-async def test_a_session_lists_only_the_children_it_controls(main: Services) -> None:
+async def test_a_session_lists_only_the_children_it_controls(main: Runtime) -> None:
     gate = gated(main)
     child = await accepted(main, task="orchestrate", label="boss")
     grandchild = await accepted(main, child["childSessionKey"], task="dig", label="digger")
@@ -152,7 +152,7 @@ async def test_a_session_lists_only_the_children_it_controls(main: Services) -> 
     await quiesce(main)
 
 
-async def test_a_leaf_controls_nothing(main: Services) -> None:
+async def test_a_leaf_controls_nothing(main: Runtime) -> None:
     gated(main)
     child = await accepted(main, task="t")
     grandchild = await accepted(main, child["childSessionKey"], task="t")
@@ -204,12 +204,12 @@ async def test_a_leaf_controls_nothing(main: Services) -> None:
         ),
     ],
 )
-async def test_argument_errors(main: Services, args: dict[str, Any], reply: dict[str, Any]) -> None:
+async def test_argument_errors(main: Runtime, args: dict[str, Any], reply: dict[str, Any]) -> None:
     assert await control(main, **args) == reply
 
 
 @pytest.mark.parametrize("target", ["nope", "0", "#2", "2", "agent:main:subagent:unknown", "all"])
-async def test_unknown_targets(main: Services, target: str) -> None:
+async def test_unknown_targets(main: Runtime, target: str) -> None:
     gate = gated(main)
     await accepted(main, task="t", label="only")
     for action, extra in (("kill", {}), ("steer", {"message": "m"})):
@@ -225,7 +225,7 @@ async def test_unknown_targets(main: Services, target: str) -> None:
 
 
 async def test_targets_resolve_by_index_run_id_key_and_label(
-    main: Services, clock: FakeClock
+    main: Runtime, clock: FakeClock
 ) -> None:
     gate = gated(main)
     first = await accepted(main, task="t", label="Alpha")
@@ -270,7 +270,7 @@ async def test_an_ambiguous_label(make_services: MakeServices) -> None:
 
 
 async def test_targets_beyond_the_recent_window_resolve_by_name(
-    main: Services, clock: FakeClock
+    main: Runtime, clock: FakeClock
 ) -> None:
     done = await finished(main, task="t", label="ancient")
     clock.advance(24 * 60 * MINUTE)

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from clawline.collab.sweepers import INBOX_RETENTION_MS, sweep_once
-from clawline.events import Event
-from clawline.services import Services
+from clawline.events import DomainEvent, SessionChanged
+from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
@@ -41,7 +41,7 @@ async def make(make_services: MakeServices) -> AsyncIterator[MakeServices]:
         yield factory
 
 
-def bind(services: Services, key: str, conversation: str) -> ThreadBinding:
+def bind(services: Runtime, key: str, conversation: str) -> ThreadBinding:
     now = services.clock.now_ms()
     with services.store.transaction() as tx:
         return tx.bindings.bind(
@@ -57,14 +57,14 @@ def bind(services: Services, key: str, conversation: str) -> ThreadBinding:
         )
 
 
-def deleted_events(services: Services) -> list[str]:
+def deleted_events(services: Runtime) -> list[str]:
     seen: list[str] = []
 
-    def tap(event: Event) -> None:
-        if event.name == "sessions.changed" and event.payload.get("reason") == "delete":
-            seen.append(str(event.payload.get("key") or event.session_key))
+    def tap(event: DomainEvent) -> None:
+        if isinstance(event, SessionChanged) and event.reason == "delete":
+            seen.append(event.session_key)
 
-    services.bus.tap(tap)
+    services.events.subscribe(tap)
     return seen
 
 

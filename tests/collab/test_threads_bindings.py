@@ -18,7 +18,7 @@ from clawline.collab.bindings import (
     unbind_deleted_session,
     unbind_session,
 )
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
@@ -31,7 +31,7 @@ ACP_CHILD = "agent:codex:acp:1"
 
 
 async def _bind(
-    services: Services,
+    services: Runtime,
     conversation: str,
     session_key: str = CHILD,
     *,
@@ -60,7 +60,7 @@ async def _bind(
     return await services.call(write)
 
 
-async def _setup(make_services: MakeServices) -> tuple[Services, FakeClock, FakeChannel]:
+async def _setup(make_services: MakeServices) -> tuple[Runtime, FakeClock, FakeChannel]:
     clock = FakeClock()
     services = await make_services({}, clock)
     forum = threads_channel("forum")

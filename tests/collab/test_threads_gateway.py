@@ -11,7 +11,7 @@ import pytest
 
 from clawline.config import Settings
 from clawline.gateway.settings import GatewaySettings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
@@ -36,7 +36,7 @@ def _binding(conversation: str, session_key: str, now: int, idle_ms: int = 0) ->
     )
 
 
-def _bind(services: Services, *bindings: ThreadBinding) -> None:
+def _bind(services: Runtime, *bindings: ThreadBinding) -> None:
     with services.store.transaction() as tx:
         for binding in bindings:
             tx.bindings.bind(binding)
@@ -60,7 +60,7 @@ async def client(gw: RunningGateway) -> AsyncIterator[WireClient]:
 
 def _forum(gw: RunningGateway) -> FakeChannel:
     forum = threads_channel("forum")
-    gw.services.channels.register(forum)
+    gw.runtime.channels.register(forum)
     return forum
 
 
@@ -68,7 +68,7 @@ async def test_delete_unbinds_and_fires_subagent_ended(
     gw: RunningGateway, client: WireClient
 ) -> None:
     forum = _forum(gw)
-    services = gw.services
+    services = gw.runtime
     await client.ok("sessions.create", {"key": CHILD})
     now = services.clock.now_ms()
     other = "agent:main:subagent:00000000-0000-4000-8000-000000000002"
@@ -97,7 +97,7 @@ async def test_delete_without_lifecycle_hooks_still_unbinds(
     gw: RunningGateway, client: WireClient
 ) -> None:
     forum = _forum(gw)
-    services = gw.services
+    services = gw.runtime
     await client.ok("sessions.create", {"key": CHILD})
     await services.call(_bind, services, _binding("room-1", CHILD, services.clock.now_ms()))
     await client.ok("sessions.delete", {"key": CHILD, "emitLifecycleHooks": False})
@@ -109,7 +109,7 @@ async def test_delete_of_a_missing_session_clears_stale_bindings(
     gw: RunningGateway, client: WireClient
 ) -> None:
     forum = _forum(gw)
-    services = gw.services
+    services = gw.runtime
     await services.call(_bind, services, _binding("room-1", CHILD, services.clock.now_ms()))
     result = await client.ok("sessions.delete", {"key": CHILD})
     assert result["deleted"] is False
@@ -121,7 +121,7 @@ async def test_gateway_sweeps_expired_bindings(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     clock = FakeClock()
-    before = Services.open(Settings(state_dir=state), clock=clock)
+    before = Runtime.open(Settings(state_dir=state), clock=clock)
     try:
         _bind(before, _binding("room-1", CHILD, clock.now_ms(), idle_ms=HOUR))
     finally:
@@ -129,7 +129,7 @@ async def test_gateway_sweeps_expired_bindings(tmp_path: Path) -> None:
     clock.advance(HOUR)
     settings = GatewaySettings(port=0, auth="token", token=TOKEN)
     async with running_gateway(state, gateway_settings=settings, clock=clock) as running:
-        bindings = running.services.store.bindings
+        bindings = running.runtime.store.bindings
         for _ in range(300):
             if not bindings.for_session(CHILD):
                 break

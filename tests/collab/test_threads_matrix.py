@@ -1,4 +1,4 @@
-"""The thread binding matrix: adapter x runtime x thread/mode (collaboration.md §2.8) x config
+"""The thread binding matrix: adapter x runtime x thread/mode (OpenClaw's matrix) x config
 (enabled at session / channel / account level, spawn flags) → the exact outcome.
 
 Adapters: the built-in ``webchat`` (requester without channel fields: its conversation is its
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from clawline.collab.threads import SpawnThreadDecision, plan_spawn_thread
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel
 from tests.collab.conftest import MakeServices
 from tests.collab.threads_support import CHILD, REQUESTER, channel_config, make_requester
@@ -158,7 +158,7 @@ EXPECTED: dict[tuple[str, str], dict[str, str]] = {
 
 async def _setup(
     make_services: MakeServices, adapter: str, config: str
-) -> tuple[Services, FakeChannel]:
+) -> tuple[Runtime, FakeChannel]:
     channel, account, extra, _ = ADAPTERS[adapter]
     services = await make_services(CONFIGS[config](channel, account))
     threads = threads_channel("threads")
@@ -169,7 +169,7 @@ async def _setup(
 
 
 async def _decide(
-    services: Services, runtime: str, thread: bool, mode: str | None
+    services: Runtime, runtime: str, thread: bool, mode: str | None
 ) -> SpawnThreadDecision:
     return await plan_spawn_thread(
         services,

@@ -24,7 +24,7 @@ from clawline.collab.threads import (
     prepare_subagent_thread,
 )
 from clawline.errors import Conflict
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel
 from tests.collab.conftest import MakeServices
 from tests.collab.threads_support import CHILD, REQUESTER, channel_config, make_requester
@@ -39,7 +39,7 @@ NOT_READY = (
 
 async def _services(
     make_services: MakeServices, raw: dict[str, Any] | None = None, **extra: Any
-) -> Services:
+) -> Runtime:
     services = await make_services(
         raw if raw is not None else channel_config("forum", channel_level=OPT_IN)
     )
@@ -47,7 +47,7 @@ async def _services(
     return services
 
 
-async def _subagent(services: Services, **options: Any) -> ThreadPlan | ThreadRefusal:
+async def _subagent(services: Runtime, **options: Any) -> ThreadPlan | ThreadRefusal:
     return await prepare_subagent_thread(
         services,
         requester_session_key=options.pop("requester", REQUESTER),
@@ -57,7 +57,7 @@ async def _subagent(services: Services, **options: Any) -> ThreadPlan | ThreadRe
     )
 
 
-async def _acp(services: Services, requester: str | None = REQUESTER) -> ThreadPlan | ThreadRefusal:
+async def _acp(services: Runtime, requester: str | None = REQUESTER) -> ThreadPlan | ThreadRefusal:
     return await prepare_acp_thread(
         services,
         requester_session_key=requester,
@@ -279,7 +279,7 @@ async def test_conversation_already_bound(make_services: MakeServices) -> None:
         await services.call(bind_thread, services.store, first, CHILD, 2_000)
 
 
-def _spawn_with_binding(services: Services, plan: ThreadPlan, fail: bool) -> None:
+def _spawn_with_binding(services: Runtime, plan: ThreadPlan, fail: bool) -> None:
     with services.catalog.transaction() as work:
         work.patch(CHILD, {"spawnedBy": REQUESTER})
         bind_thread(services.store, plan, CHILD, services.clock.now_ms(), tx=work.tx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.types import JSON
 
 __all__ = ["CHILD", "REQUESTER", "channel_config", "make_requester"]
@@ -13,7 +13,7 @@ REQUESTER = "agent:main:main"
 CHILD = "agent:main:subagent:00000000-0000-4000-8000-000000000001"
 
 
-def make_requester(services: Services, key: str = REQUESTER, **extra: JSON) -> str:
+def make_requester(services: Runtime, key: str = REQUESTER, **extra: JSON) -> str:
     """Create the requester session with the given extra fields (``deliveryContext``, …)."""
     change = services.catalog.patch(key, dict(extra))
     return change.key

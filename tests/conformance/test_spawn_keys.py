@@ -3,7 +3,7 @@ even when two processes spawn with the same key at once.
 
 The race tests use two store objects on the same data (two connections, as two gateway
 processes would) and the real spawn transaction (:meth:`SubagentRegistry.create`'s, through a
-:class:`~clawline.services.Services` per store object).
+:class:`~clawline.runtime.Runtime` per store object).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.config import Settings
 from clawline.errors import Conflict
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.base import Store, StoreTransaction
 from clawline.store.records import SubagentRun
 
@@ -129,9 +129,9 @@ class _PausingStore:
         return getattr(self.store, name)
 
 
-def _services(store: Store, state: Path) -> Services:
+def _services(store: Store, state: Path) -> Runtime:
     state.mkdir()
-    return Services(Settings(state_dir=state, raw={}), store)
+    return Runtime(Settings(state_dir=state, raw={}), store)
 
 
 def _plan(spawn_key: str | None) -> ChildPlan:
@@ -151,7 +151,7 @@ def _plan(spawn_key: str | None) -> ChildPlan:
     )
 
 
-def _create(services: Services, plan: ChildPlan) -> SubagentRun:
+def _create(services: Runtime, plan: ChildPlan) -> SubagentRun:
     return services.subagents._create_now(plan, 5, None)
 
 

@@ -1,5 +1,5 @@
 """A gateway killed (SIGKILL) with hundreds of sub-agent runs in flight loses no completion and
-delivers none twice (design-agents.md, "the durable announce inbox"; collaboration.md §4.4).
+delivers none twice (design-agents.md, "the durable announce inbox"; OpenClaw loses them).
 
 The gateway runs as a real process (``python -m clawline gateway run``) with the offline model.
 Ten parents fan out in waves: eight spawn 20 children each that sleep 30 s (in flight when the

@@ -3,7 +3,7 @@ OpenAI-compatible model (the fake model server) behind a real gateway on real so
 
 The parent (``agent:main:main``) is asked, through ``chat.send``, to delegate; its model calls
 ``sessions_spawn`` twice (labels ``alpha`` and ``beta``). Alpha's model calls ``sessions_send``
-to beta by label and waits; beta answers round 1; then the ping-pong of collaboration.md §5 runs:
+to beta by label and waits; beta answers round 1; then OpenClaw's ping-pong runs:
 turns alternate starting on the requester (alpha), each step's incoming message is the other
 side's previous reply, and it stops at ``maxPingPongTurns`` or at a reply that is exactly
 ``REPLY_SKIP``. Then beta runs the announce step, whose reply is posted to beta's transcript.
@@ -145,7 +145,7 @@ class Case:
     max_turns: int
     skip_on_turn: int | None
     steps: tuple[tuple[str, int], ...]
-    """The ping-pong turns §5 implies: ``(session, turn)`` in order."""
+    """The ping-pong turns OpenClaw's rules imply: ``(session, turn)`` in order."""
 
 
 CASES = {
@@ -249,7 +249,7 @@ async def test_spawn_ping_pong_and_both_completion_announces(
         beta_key = next(t["childSessionKey"] for t in tasks if t["label"] == "beta")
         if not any(m.get("a2aAnnounce") for m in await _history(client, beta_key)):
             return None
-        if any(gateway.services.runs.has_active_run(k) for k in [PARENT, *children]):
+        if any(gateway.runtime.runs.has_active_run(k) for k in [PARENT, *children]):
             return None
         return tasks
 
@@ -278,7 +278,7 @@ async def test_spawn_ping_pong_and_both_completion_announces(
     assert (alpha_result["status"], alpha_result["reply"]) == ("ok", ROUND_ONE)
     assert alpha_result["sessionKey"] == beta
 
-    # the ping-pong: exactly the turns §5 implies, alternating from the requester, each on the
+    # the ping-pong: exactly the turns the rules imply, alternating from the requester, each on the
     # other side's previous reply
     steps = model_script.of(kind="reply_step")
     assert [(s.who, s.turn) for s in steps] == list(case.steps)

@@ -16,7 +16,7 @@ MAIN = "agent:main:main"
 
 
 async def test_agent_answers_twice_with_the_same_id(gw: RunningGateway) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     client = await RecordingClient.open_recording(gw.url)
     try:
         assert (await client.connect(token=TOKEN))["ok"] is True
@@ -52,7 +52,7 @@ async def test_agent_answers_twice_with_the_same_id(gw: RunningGateway) -> None:
 async def test_a_failing_run_answers_unavailable_with_a_payload(
     gw: RunningGateway, client: WireClient
 ) -> None:
-    gw.services.runs.runner = FailingRunner("model exploded")
+    gw.runtime.runs.runner = FailingRunner("model exploded")
     rid = await request(client, "agent", {"message": "m", "idempotencyKey": "bad"})
     first = await client.response(rid)
     assert (first["ok"], first["payload"]["status"]) == (True, "accepted")
@@ -60,14 +60,14 @@ async def test_a_failing_run_answers_unavailable_with_a_payload(
     assert second["ok"] is False
     assert second["error"] == {"code": "UNAVAILABLE", "message": "model exploded"}
     assert second["payload"] == {"runId": "bad", "status": "error", "summary": "model exploded"}
-    entry = gw.services.store.get(MAIN)
+    entry = gw.runtime.store.get(MAIN)
     assert entry is not None
     assert entry.status == "failed"
 
 
 async def test_an_aborted_run_answers_unavailable(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     rid = await request(client, "agent", {"message": "m", "idempotencyKey": "ab"})
     assert (await client.response(rid))["payload"]["status"] == "accepted"
     await runner.started.wait()
@@ -80,7 +80,7 @@ async def test_an_aborted_run_answers_unavailable(gw: RunningGateway, client: Wi
 
 async def test_a_repeat_gets_both_answers_again(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     params = {"message": "m", "idempotencyKey": "dup"}
     first = await request(client, "agent", params)
     accepted = (await client.response(first))["payload"]
@@ -101,7 +101,7 @@ async def test_a_repeat_gets_both_answers_again(gw: RunningGateway, client: Wire
 
 
 async def test_agent_picks_its_session(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
 
     async def run(params: dict[str, Any]) -> str:
         rid = await request(client, "agent", {"message": "m", **params})
@@ -113,7 +113,7 @@ async def test_agent_picks_its_session(gw: RunningGateway, client: WireClient) -
     assert await run({"idempotencyKey": "1"}) == MAIN
     assert await run({"idempotencyKey": "2", "agentId": "Ops"}) == "agent:ops:main"
     assert await run({"idempotencyKey": "3", "sessionKey": "Chat-7"}) == "agent:main:chat-7"
-    entry = gw.services.store.get("agent:ops:main")
+    entry = gw.runtime.store.get("agent:ops:main")
     assert entry is not None
     assert await run({"idempotencyKey": "4", "sessionId": entry.session_id}) == "agent:ops:main"
 
@@ -150,12 +150,12 @@ async def test_agent_refusals(
     assert frame["ok"] is False
     assert frame["error"]["code"] == "INVALID_REQUEST"
     assert frame["error"]["message"].startswith(message)
-    assert gw.services.runs.active_runs() == []
-    assert gw.services.store.get(MAIN) is None
+    assert gw.runtime.runs.active_runs() == []
+    assert gw.runtime.store.get(MAIN) is None
 
 
 async def test_every_listed_param_is_accepted(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     params: dict[str, Any] = {
         "message": "m",
         "idempotencyKey": "all",

@@ -74,7 +74,7 @@ async def test_a_configured_openai_model_writes_a_file_and_answers(
     final = (await wait_event(operator, "chat", final_of("e2e"), timeout=15))["payload"]
     assert final["state"] == "final"
     assert final["message"]["content"] == [{"type": "text", "text": "I wrote out/report.txt."}]
-    report = gateway.services.settings.state_dir / "workspace" / "writer" / "out" / "report.txt"
+    report = gateway.runtime.settings.state_dir / "workspace" / "writer" / "out" / "report.txt"
     assert report.read_text() == "all done"
     history = await operator.ok("chat.history", {"sessionKey": WRITER})
     roles = [(m["role"], m.get("runId")) for m in history["messages"]]
@@ -125,7 +125,7 @@ async def test_the_offline_model_runs_directives_in_the_workspace(
     assert final["message"]["content"][0]["text"] == (
         "results: write_file ok; read_file ok: hi there"
     )
-    hello = gateway.services.settings.state_dir / "workspace" / "main" / "hello.txt"
+    hello = gateway.runtime.settings.state_dir / "workspace" / "main" / "hello.txt"
     assert hello.read_text() == "hi there"
     plain = {"sessionKey": "main", "message": "just talk", "idempotencyKey": "plain"}
     await operator.ok("chat.send", plain)

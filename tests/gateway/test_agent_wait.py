@@ -16,7 +16,7 @@ from tests.gateway.wire import WireClient
 
 async def test_wait_for_a_running_run(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": "main", "message": "m", "idempotencyKey": "w"})
     rid = await request(client, "agent.wait", {"runId": "w", "timeoutMs": 5000})
     await runner.started.wait()
@@ -30,7 +30,7 @@ async def test_wait_for_a_running_run(gw: RunningGateway, client: WireClient) ->
 
 
 async def test_wait_for_a_finished_run(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     rid = await request(client, "agent", {"message": "m", "idempotencyKey": "done"})
     await client.response(rid)
     final = (await client.response(rid))["payload"]
@@ -54,13 +54,13 @@ async def test_wait_that_runs_out_while_the_run_goes_on(
     gw: RunningGateway, client: WireClient
 ) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": "main", "message": "m", "idempotencyKey": "w"})
     assert await client.ok("agent.wait", {"runId": "w", "timeoutMs": 30}) == {
         "runId": "w",
         "status": "timeout",
     }
-    assert gw.services.runs.has_active_run("agent:main:main")
+    assert gw.runtime.runs.has_active_run("agent:main:main")
     runner.release.set()
 
 

@@ -16,7 +16,7 @@ MAIN = "agent:main:main"
 
 async def test_abort_ends_the_run_as_killed(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner(partial="so far")
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("sessions.subscribe", {})
     await client.ok("chat.send", {"sessionKey": "main", "message": "m", "idempotencyKey": "r1"})
     await runner.started.wait()
@@ -37,7 +37,7 @@ async def test_abort_ends_the_run_as_killed(gw: RunningGateway, client: WireClie
     )
     lifecycle = await wait_event(client, "agent", lambda p: p["data"].get("phase") == "end")
     assert lifecycle["payload"]["data"]["stopReason"] == "aborted"
-    entry = gw.services.store.get(MAIN)
+    entry = gw.runtime.store.get(MAIN)
     assert entry is not None
     assert (entry.status, entry.extra["abortedLastRun"]) == ("killed", True)
     waited = await client.ok("agent.wait", {"runId": "r1"})
@@ -50,13 +50,13 @@ async def test_abort_ends_the_run_as_killed(gw: RunningGateway, client: WireClie
 
 async def test_abort_of_one_run_by_id(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": "main", "message": "1", "idempotencyKey": "r1"})
     await runner.started.wait()
     await client.ok("chat.send", {"sessionKey": "main", "message": "2", "idempotencyKey": "r2"})
     result = await client.ok("chat.abort", {"sessionKey": "main", "runId": "r2"})
     assert result == {"ok": True, "aborted": True, "runIds": ["r2"]}
-    assert gw.services.runs.has_active_run(MAIN)
+    assert gw.runtime.runs.has_active_run(MAIN)
     runner.release.set()
     assert (await client.ok("agent.wait", {"runId": "r1"}))["status"] == "ok"
 
@@ -73,14 +73,14 @@ async def test_abort_without_a_run(client: WireClient) -> None:
 
 
 async def test_inject_appends_without_running(gw: RunningGateway, client: WireClient) -> None:
-    await gw.services.call(gw.services.catalog.patch, "main", {})
+    await gw.runtime.call(gw.runtime.catalog.patch, "main", {})
     result = await client.ok(
         "chat.inject", {"sessionKey": "main", "message": "a note", "label": "system"}
     )
-    entry = gw.services.store.get(MAIN)
+    entry = gw.runtime.store.get(MAIN)
     assert entry is not None
     assert result == {"ok": True, "messageId": f"{entry.session_id}:1"}
-    assert not gw.services.runs.has_active_run(MAIN)
+    assert not gw.runtime.runs.has_active_run(MAIN)
     history = await client.ok("chat.history", {"sessionKey": "main"})
     [message] = history["messages"]
     assert (message["role"], message["content"][0]["text"]) == ("assistant", "a note")
@@ -123,4 +123,4 @@ async def test_refusals(
     frame = await client.call(method, params)
     assert frame["ok"] is False
     assert without_details(frame["error"]) == {"code": "INVALID_REQUEST", "message": message}
-    assert gw.services.store.get("agent:main:none") is None
+    assert gw.runtime.store.get("agent:main:none") is None

@@ -24,11 +24,11 @@ def texts(history: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 async def test_history_holds_the_conversation(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
-    await gw.services.call(gw.services.catalog.patch, "main", {"thinkingLevel": "high"})
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
+    await gw.runtime.call(gw.runtime.catalog.patch, "main", {"thinkingLevel": "high"})
     await converse(client, "one", "two")
     history = await client.ok("chat.history", {"sessionKey": "main"})
-    entry = gw.services.store.get("agent:main:main")
+    entry = gw.runtime.store.get("agent:main:main")
     assert entry is not None
     assert history["sessionKey"] == "agent:main:main"
     assert history["sessionId"] == entry.session_id
@@ -51,7 +51,7 @@ async def test_history_holds_the_conversation(gw: RunningGateway, client: WireCl
 
 
 async def test_limit_keeps_the_last_messages(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     await converse(client, "one", "two", "three")
     history = await client.ok("chat.history", {"sessionKey": "main", "limit": 3})
     assert texts(history) == [
@@ -63,7 +63,7 @@ async def test_limit_keeps_the_last_messages(gw: RunningGateway, client: WireCli
 
 
 async def test_long_text_is_clipped_with_a_marker(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     await converse(client, "x" * 50)
     history = await client.ok("chat.history", {"sessionKey": "main", "maxChars": 20})
     user, reply = history["messages"]
@@ -112,7 +112,7 @@ async def test_history_refusals(client: WireClient, params: dict[str, Any], mess
 
 
 async def test_the_answer_fits_six_mebibytes(gw: RunningGateway, client: WireClient) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     await converse(client, *(f"{n}" + "y" * 499_999 for n in range(7)))
     history = await client.ok(
         "chat.history", {"sessionKey": "main", "maxChars": 500_000}, timeout=20

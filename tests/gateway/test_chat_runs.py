@@ -22,7 +22,7 @@ SETTINGS = GatewaySettings(port=0, auth="token", token=TOKEN)
 async def test_a_run_past_timeout_ms_ends_as_timeout(
     gw: RunningGateway, client: WireClient
 ) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=60)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=60)
     await client.ok("sessions.subscribe", {})
     params = {"sessionKey": "main", "message": "a b c d e", "idempotencyKey": "t", "timeoutMs": 100}
     assert (await client.ok("chat.send", params))["status"] == "started"
@@ -32,7 +32,7 @@ async def test_a_run_past_timeout_ms_ends_as_timeout(
     assert error["payload"]["errorKind"] == "timeout"
     assert error["payload"]["errorMessage"] == "run timed out after 100 ms"
     assert (await client.ok("agent.wait", {"runId": "t"}))["status"] == "timeout"
-    entry = gw.services.store.get(MAIN)
+    entry = gw.runtime.store.get(MAIN)
     assert entry is not None
     assert entry.status == "timeout"
 
@@ -41,7 +41,7 @@ async def test_a_second_send_is_queued_behind_the_running_one(
     gw: RunningGateway, client: WireClient
 ) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": "main", "message": "1", "idempotencyKey": "r1"})
     await runner.started.wait()
     second = await client.ok(
@@ -80,13 +80,13 @@ async def test_the_idempotency_cache_expires(tmp_path: Path) -> None:
 async def test_shutdown_mid_run_writes_the_run_end(tmp_path: Path) -> None:
     state = tmp_path / "state"
     async with running_gateway(state, gateway_settings=SETTINGS) as gw:
-        gw.services.runs.runner = EchoRunner(delay_ms=300)
+        gw.runtime.runs.runner = EchoRunner(delay_ms=300)
         client = await WireClient.open(gw.url)
         assert (await client.connect(token=TOKEN))["ok"] is True
         params = {"sessionKey": "main", "message": "w " * 20, "idempotencyKey": "slow"}
         assert (await client.ok("chat.send", params))["status"] == "started"
         await wait_event(client, "agent", lambda p: p["stream"] == "assistant")
-        assert gw.services.runs.has_active_run(MAIN)
+        assert gw.runtime.runs.has_active_run(MAIN)
     await client.close()
     store = open_store(None, default_sqlite_path=state / "clawline.db")
     try:

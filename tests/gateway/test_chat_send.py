@@ -36,7 +36,7 @@ def describe(frame: dict[str, Any]) -> str:
 
 
 async def test_ack_then_the_events_of_the_run_in_order(gw: RunningGateway) -> None:
-    gw.services.runs.runner = EchoRunner(delay_ms=0)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=0)
     client = await RecordingClient.open_recording(gw.url)
     try:
         assert (await client.connect(token=TOKEN))["ok"] is True
@@ -102,7 +102,7 @@ async def test_history_right_after_the_ack_shows_the_user_message(
     gw: RunningGateway, client: WireClient
 ) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": "main", "message": "hello", "idempotencyKey": "k"})
     history = await client.ok("chat.history", {"sessionKey": "main"})
     assert [(m["role"], m["content"][0]["text"]) for m in history["messages"]] == [
@@ -115,7 +115,7 @@ async def test_idempotency_started_in_flight_then_replayed(
     gw: RunningGateway, client: WireClient
 ) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     params = {"sessionKey": "main", "message": "m", "idempotencyKey": "dup"}
     assert await client.ok("chat.send", params) == {"runId": "dup", "status": "started"}
     assert await client.ok("chat.send", params) == {"runId": "dup", "status": "in_flight"}
@@ -133,7 +133,7 @@ async def test_a_new_key_gets_an_entry_under_its_canonical_key(
 ) -> None:
     await client.ok("chat.send", {"sessionKey": "ACP:Abc", "message": "m", "idempotencyKey": "k"})
     await client.ok("agent.wait", {"runId": "k"})
-    entry = gw.services.store.get("agent:main:acp:abc")
+    entry = gw.runtime.store.get("agent:main:acp:abc")
     assert entry is not None
     assert entry.status == "done"
 
@@ -151,7 +151,7 @@ async def test_provenance_fields_need_admin(
             "code": "INVALID_REQUEST",
             "message": "system provenance fields require admin scope",
         }
-    assert gw.services.store.get("agent:main:p") is None
+    assert gw.runtime.store.get("agent:main:p") is None
     admin = {
         "sessionKey": "p",
         "message": "m",
@@ -216,7 +216,7 @@ async def test_schema_and_input_refusals(
     assert frame["ok"] is False
     assert frame["error"]["code"] == "INVALID_REQUEST"
     assert frame["error"]["message"].startswith(message)
-    assert gw.services.store.get("agent:main:m") is None
+    assert gw.runtime.store.get("agent:main:m") is None
 
 
 async def test_attachments_over_the_limit_are_refused(
@@ -234,6 +234,6 @@ async def test_attachments_over_the_limit_are_refused(
     assert frame["error"]["message"] == (
         "attachments too large: 5000004 bytes (max 5000000 bytes in all)"
     )
-    assert gw.services.store.get("agent:main:m") is None
+    assert gw.runtime.store.get("agent:main:m") is None
     params["attachments"] = [{"type": "image", "mimeType": "image/png", "content": "QUFB"}]
     assert (await client.ok("chat.send", params))["status"] == "started"

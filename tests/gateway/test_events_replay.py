@@ -11,7 +11,7 @@ from typing import Any
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from clawline.events import Audience, Event
+from clawline.gateway.bus import Audience, Event
 from clawline.testing.gateway import RunningGateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params
@@ -62,7 +62,7 @@ class Recorder:
 def publish_mix(gw: RunningGateway, count: int, tag: str) -> list[Event]:
     """Publish ``count`` events: operator events, session-subscriber events, and an
     unretained tick every fifth, as a running gateway does."""
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     published = []
     for n in range(count):
         if n % 5 == 4:
@@ -99,13 +99,13 @@ async def test_replay_after_reconnect_returns_exactly_what_was_missed(gw: Runnin
 
     missed = publish_mix(gw, 23, "b")  # published while no client is connected
     second = await Recorder.connect(gw)
-    boot_id = gw.services.bus.boot_id
+    boot_id = gw.gateway.bus.boot_id
     response = await second.call("r1", "events.replay", {"afterSeq": last_seen, "bootId": boot_id})
     assert response["ok"] is True, response
     expected = operator_seqs(missed, after=last_seen)
     assert response["payload"] == {
         "replayed": len(expected),
-        "lastSeq": gw.services.bus.last_seq,
+        "lastSeq": gw.gateway.bus.last_seq,
         "bootId": boot_id,
     }
     replayed = second.frames[:-1]
@@ -143,8 +143,8 @@ async def test_replay_includes_session_events_only_for_subscribed_connections(
 
 
 async def test_replay_at_the_head_replays_nothing(client: WireClient, gw: RunningGateway) -> None:
-    gw.services.bus.publish("chat", {})
-    payload = await client.ok("events.replay", {"afterSeq": gw.services.bus.last_seq})
+    gw.gateway.bus.publish("chat", {})
+    payload = await client.ok("events.replay", {"afterSeq": gw.gateway.bus.last_seq})
     assert payload["replayed"] == 0
 
 
@@ -152,7 +152,7 @@ def replay_refusal(frame: dict[str, Any], gw: RunningGateway) -> str:
     assert frame["ok"] is False, frame
     error = frame["error"]
     assert error["code"] == "INVALID_REQUEST"
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     assert error["details"] == {
         "bootId": bus.boot_id,
         "lastSeq": bus.last_seq,
@@ -162,7 +162,7 @@ def replay_refusal(frame: dict[str, Any], gw: RunningGateway) -> str:
 
 
 async def test_replay_of_another_boot_is_refused(client: WireClient, gw: RunningGateway) -> None:
-    gw.services.bus.publish("chat", {})
+    gw.gateway.bus.publish("chat", {})
     frame = await client.call("events.replay", {"afterSeq": 0, "bootId": "an-older-boot"})
     assert "events of gateway boot an-older-boot are gone" in replay_refusal(frame, gw)
 
@@ -170,12 +170,12 @@ async def test_replay_of_another_boot_is_refused(client: WireClient, gw: Running
 async def test_replay_ahead_of_the_stream_is_refused(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    frame = await client.call("events.replay", {"afterSeq": gw.services.bus.last_seq + 5})
+    frame = await client.call("events.replay", {"afterSeq": gw.gateway.bus.last_seq + 5})
     assert "no events after seq" in replay_refusal(frame, gw)
 
 
 async def test_replay_of_events_no_longer_retained_is_refused(gw: RunningGateway) -> None:
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     for n in range(10_010):  # the default retention is 10,000 events
         bus.publish("chat", {"n": n})
     client = await WireClient.open(gw.url)
@@ -198,7 +198,7 @@ async def test_replay_params_are_checked(client: WireClient) -> None:
 
 async def test_live_events_carry_increasing_seqs(client: WireClient, gw: RunningGateway) -> None:
     for n in range(5):
-        gw.services.bus.publish("chat", {"n": n})
+        gw.gateway.bus.publish("chat", {"n": n})
     await client.next_event("chat", after=5)
     seqs = [frame["seq"] for frame in client.events_named("chat")]
     assert seqs == sorted(seqs)

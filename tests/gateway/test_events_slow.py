@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from clawline.events import Audience
+from clawline.gateway.bus import Audience
 from clawline.gateway.connection import Connection
 from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
@@ -126,7 +126,7 @@ async def publish_paced(
     for n in range(count):
         started = time.perf_counter()
         if droppable:
-            gw.services.bus.publish(
+            gw.gateway.bus.publish(
                 "sessions.changed",
                 {"sessionKey": f"agent:main:s{n}", "n": n, "blob": BLOB},
                 audience=Audience.SESSIONS,
@@ -134,7 +134,7 @@ async def publish_paced(
                 drop_if_slow=True,
             )
         else:
-            gw.services.bus.publish("chat", {"n": n, "blob": BLOB})
+            gw.gateway.bus.publish("chat", {"n": n, "blob": BLOB})
         durations.append(time.perf_counter() - started)
         await asyncio.sleep(0.003)
         if until is not None and until.is_set():
@@ -179,7 +179,7 @@ async def test_a_stalled_subscriber_loses_droppable_events_and_a_fast_one_gets_a
         got = [frame["payload"]["n"] for frame in frames]
         assert got == sorted(got)
         assert 0 < len(got) == 200 - slow_conn.dropped_events
-        slow_gw.services.bus.publish(
+        slow_gw.gateway.bus.publish(
             "sessions.changed", {"n": "after"}, audience=Audience.SESSIONS, drop_if_slow=True
         )
         frames, _ = await stalled.read_frames(quiet=0.5)
@@ -231,7 +231,7 @@ async def test_a_client_that_asks_for_more_than_it_reads_is_disconnected(
     disconnected instead, and the gateway keeps serving others."""
     caplog.set_level(logging.WARNING, logger="clawline.gateway")
     for n in range(100):  # ~6 MB of retained, undroppable events
-        slow_gw.services.bus.publish("chat", {"n": n, "blob": BLOB})
+        slow_gw.gateway.bus.publish("chat", {"n": n, "blob": BLOB})
     stalled = await StalledClient.connect(slow_gw.port)
     try:
         (connection,) = server_side(slow_gw)

@@ -84,7 +84,7 @@ async def test_require_device_grants_scopes_to_a_paired_device(tmp_path: Path) -
     settings = GatewaySettings(port=0, auth="token", token=TOKEN, require_device=True)
     async with running_gateway(tmp_path, gateway_settings=settings) as gw:
         identity = DeviceIdentity.generate()
-        pair_device(gw.services.store, identity, (ADMIN,))
+        pair_device(gw.runtime.store, identity, (ADMIN,))
         client = await WireClient.open(gw.url)
         try:
             params = signed_params(client, identity, scopes=(ADMIN,))

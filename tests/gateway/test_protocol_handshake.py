@@ -72,7 +72,7 @@ async def test_good_token_gets_hello_ok(gw: RunningGateway, wire: Wire) -> None:
     assert hello["type"] == "hello-ok"
     assert hello["protocol"] == 4
     assert hello["server"]["connId"] in gw.gateway.connections
-    assert hello["server"]["bootId"] == gw.services.bus.boot_id
+    assert hello["server"]["bootId"] == gw.gateway.bus.boot_id
     assert "health" in hello["features"]["methods"]
     assert "connect" not in hello["features"]["methods"]
     assert "sessions.changed" in hello["features"]["events"]

@@ -80,8 +80,8 @@ async def strict(tmp_path: Path) -> AsyncIterator[RunningGateway]:
 @pytest.fixture
 def operator(strict: RunningGateway) -> Iterator[PairingRegistry]:
     """The operator's registry, on its own connection to the gateway's store."""
-    store = SQLiteStore(Settings(state_dir=strict.services.settings.state_dir).sqlite_path)
-    yield PairingRegistry(store, clock=strict.services.clock)
+    store = SQLiteStore(Settings(state_dir=strict.runtime.settings.state_dir).sqlite_path)
+    yield PairingRegistry(store, clock=strict.runtime.clock)
     store.close()
 
 
@@ -233,5 +233,5 @@ async def test_without_require_device_a_fresh_key_keeps_its_scopes(
         identity = DeviceIdentity.generate()
         async with await connect(gw, identity, ADMIN) as client:
             assert client.scopes == (ADMIN,)
-        assert gw.services.store.pairings.all() == []
+        assert gw.runtime.store.pairings.all() == []
     assert log_lines.requests() == []

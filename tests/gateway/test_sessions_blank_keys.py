@@ -33,25 +33,25 @@ REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
 async def test_a_blank_key_is_refused_and_changes_nothing(
     client: WireClient, gw: RunningGateway, method: str, name: str, extra: dict[str, Any]
 ) -> None:
-    seed(gw.services.catalog, MAIN, label="the main one")
-    before = gw.services.catalog.get(MAIN)
+    seed(gw.runtime.catalog, MAIN, label="the main one")
+    before = gw.runtime.catalog.get(MAIN)
     assert before is not None
-    transcript = gw.services.store.transcript_info(before.session_id)
+    transcript = gw.runtime.store.transcript_info(before.session_id)
     for blank in BLANKS:
         error = await error_of(client, method, {name: blank, **extra})
         assert error["code"] == "INVALID_REQUEST", blank
         expected = f"invalid {method} params: {name} must have at least 1 characters"
         assert error["message"] == expected, blank
-    assert gw.services.catalog.get(MAIN) == before  # not patched, reset or deleted
-    assert gw.services.store.transcript_info(before.session_id) == transcript
-    assert not gw.services.runs.has_active_run(MAIN)
+    assert gw.runtime.catalog.get(MAIN) == before  # not patched, reset or deleted
+    assert gw.runtime.store.transcript_info(before.session_id) == transcript
+    assert not gw.runtime.runs.has_active_run(MAIN)
     assert client.events_named("chat") == []
 
 
 async def test_the_main_session_is_still_reached_by_name(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    seed(gw.services.catalog, MAIN)
+    seed(gw.runtime.catalog, MAIN)
     for key in ("main", " main ", MAIN):
         got = await client.ok("sessions.get", {"key": key})
         assert got["key"] == MAIN
@@ -63,7 +63,7 @@ async def test_the_main_session_is_still_reached_by_name(
 async def test_preview_of_a_blank_key_is_an_error_row(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    seed(gw.services.catalog, MAIN)
+    seed(gw.runtime.catalog, MAIN)
     result = await client.ok("sessions.preview", {"keys": [" ", "main"]})
     assert [(row["key"], row["status"]) for row in result["previews"]] == [
         (" ", "error"),

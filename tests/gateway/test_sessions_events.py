@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from clawline.events import Audience
+from clawline.gateway.bus import Audience
 from clawline.testing.gateway import RunningGateway
 from tests.gateway.test_sessions_support import Opener, connected, error_of, quiet
 from tests.gateway.wire import WireClient
@@ -27,7 +27,7 @@ async def test_subscribe_answers_the_stream_position(
     client: WireClient, gw: RunningGateway
 ) -> None:
     payload = await client.ok("sessions.subscribe", {})
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     assert payload == {"subscribed": True, "lastSeq": bus.last_seq, "bootId": bus.boot_id}
     assert await client.ok("sessions.unsubscribe", {}) == {"subscribed": False}
     again = await client.ok("sessions.subscribe")
@@ -168,7 +168,7 @@ async def test_resubscribe_after_reconnect_replays_exactly_the_missed_changes(
 async def test_replay_refuses_a_foreign_boot_or_a_position_out_of_range(
     wire: Opener, client: WireClient, gw: RunningGateway
 ) -> None:
-    bus = gw.services.bus
+    bus = gw.gateway.bus
     await client.ok("sessions.patch", {"key": "agent:main:a"})
     watcher = await connected(wire)
     foreign = await error_of(

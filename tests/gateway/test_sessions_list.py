@@ -41,7 +41,7 @@ class Seeder:
     (newest first) is known."""
 
     def __init__(self, gw: RunningGateway, clock: FakeClock) -> None:
-        self.catalog = gw.services.catalog
+        self.catalog = gw.runtime.catalog
         self.clock = clock
 
     def __call__(self, key: str, **changes: object) -> str:
@@ -68,7 +68,7 @@ async def test_empty_listing_has_the_full_result_shape(
     payload = await client.ok("sessions.list", {})
     assert payload == {
         "ts": START,
-        "path": gw.services.store.location,
+        "path": gw.runtime.store.location,
         "count": 0,
         "totalCount": 0,
         "limitApplied": 100,
@@ -279,7 +279,7 @@ async def test_rows_carry_entry_lineage_and_run_state(client: WireClient, seed: 
 async def test_derived_titles_and_last_message_preview(
     client: WireClient, seed: Seeder, gw: RunningGateway
 ) -> None:
-    catalog = gw.services.catalog
+    catalog = gw.runtime.catalog
     untitled = seed("agent:main:dm:untitled")
     chatty = seed("agent:main:dm:chatty")
     catalog.append(chatty, "message", {"role": "assistant", "content": "Hello, how can I help?"})

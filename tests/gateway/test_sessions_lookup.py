@@ -16,7 +16,7 @@ from tests.gateway.wire import WireClient
 def family(gw: RunningGateway) -> dict[str, str]:
     """main → child → grandchild; an unrelated root with its own child; labels and a shared
     session id."""
-    catalog = gw.services.catalog
+    catalog = gw.runtime.catalog
     seed(catalog, MAIN, label="home")
     seed(catalog, sub_key(1), spawnedBy=MAIN, label="worker")
     seed(catalog, sub_key(2), spawnedBy=sub_key(1), label="deep")
@@ -41,7 +41,7 @@ async def test_resolve_by_key_session_id_and_label(
     assert await resolved(client, {"key": "main"}) == MAIN
     assert await resolved(client, {"key": family["child"].upper()}) == family["child"]
     assert await resolved(client, {"key": "global"}) == "global"
-    child = gw.services.catalog.get(family["child"])
+    child = gw.runtime.catalog.get(family["child"])
     assert child is not None
     assert await resolved(client, {"sessionId": child.session_id}) == family["child"]
     assert await resolved(client, {"label": " deep "}) == family["grandchild"]
@@ -115,7 +115,7 @@ async def test_resolve_errors(
 async def test_preview_returns_the_last_messages_of_each_key(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    catalog = gw.services.catalog
+    catalog = gw.runtime.catalog
     seed(catalog, "agent:main:talk")
     seed(catalog, "agent:main:quiet")
     lines = [

@@ -24,7 +24,7 @@ def keys_of(payload: dict[str, Any]) -> list[str]:
 @pytest.fixture
 def slow_runs(gw: RunningGateway) -> None:
     """Runs that stay active for the length of a test (ended by the gateway's shutdown)."""
-    gw.services.runs.runner = EchoRunner(delay_ms=60_000)
+    gw.runtime.runs.runner = EchoRunner(delay_ms=60_000)
 
 
 async def busy_session(client: WireClient, key: str) -> str:
@@ -67,7 +67,7 @@ async def test_create_reports_a_refused_first_message(
     assert created["runStarted"] is False
     assert created["runError"] == "invalid message: NUL characters are not allowed"
     assert "runId" not in created
-    assert gw.services.catalog.get("agent:main:n") is not None
+    assert gw.runtime.catalog.get("agent:main:n") is not None
 
 
 async def test_rows_show_active_runs_and_active_only_lists_them(
@@ -141,7 +141,7 @@ async def test_delete_and_reset_abort_the_sessions_runs(
 ) -> None:
     doomed = await busy_session(client, "agent:main:doomed")
     reborn = await busy_session(client, "agent:main:reborn")
-    runs = gw.services.runs
+    runs = gw.runtime.runs
     assert runs.has_active_run("agent:main:doomed")
     assert runs.has_active_run("agent:main:reborn")
     deleted = await client.ok("sessions.delete", {"key": "agent:main:doomed"})
@@ -149,8 +149,8 @@ async def test_delete_and_reset_abort_the_sessions_runs(
     assert not runs.has_active_run("agent:main:doomed")
     waited = await client.ok("agent.wait", {"runId": doomed, "timeoutMs": 1000})
     assert (waited["status"], waited["error"]) == ("error", "aborted")
-    assert gw.services.catalog.get("agent:main:doomed") is None
-    before = gw.services.catalog.get("agent:main:reborn")
+    assert gw.runtime.catalog.get("agent:main:doomed") is None
+    before = gw.runtime.catalog.get("agent:main:reborn")
     assert before is not None
     reset = await client.ok("sessions.reset", {"key": "agent:main:reborn"})
     assert not runs.has_active_run("agent:main:reborn")

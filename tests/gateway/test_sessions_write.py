@@ -32,11 +32,11 @@ async def test_create_without_key_makes_a_dashboard_session(
     assert result["ok"] is True
     assert result["runStarted"] is False
     assert "runId" not in result
-    entry = gw.services.catalog.get(result["key"])
+    entry = gw.runtime.catalog.get(result["key"])
     assert entry is not None
     assert result["sessionId"] == entry.session_id
     assert result["entry"] == entry.to_json()
-    info = gw.services.store.transcript_info(entry.session_id)
+    info = gw.runtime.store.transcript_info(entry.session_id)
     assert info is not None
     assert info.session_key == result["key"]
     assert result["key"] in listed_keys(await client.ok("sessions.list", {}))
@@ -47,7 +47,7 @@ async def test_create_without_key_makes_a_dashboard_session(
 async def test_create_with_key_label_model_and_parent(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    seed(gw.services.catalog, MAIN)
+    seed(gw.runtime.catalog, MAIN)
     result = await client.ok(
         "sessions.create",
         {
@@ -79,7 +79,7 @@ async def test_create_errors(client: WireClient, gw: RunningGateway) -> None:
     }
     parent = await error_of(client, "sessions.create", {"parentSessionKey": "agent:main:nope"})
     assert parent["message"] == "unknown parent session: agent:main:nope"
-    seed(gw.services.catalog, "agent:main:taken", label="taken")
+    seed(gw.runtime.catalog, "agent:main:taken", label="taken")
     label = await error_of(client, "sessions.create", {"label": "taken"})
     assert label["message"] == "label already in use: taken"
     empty = await error_of(client, "sessions.create", {"label": "   "})
@@ -93,7 +93,7 @@ async def test_create_errors(client: WireClient, gw: RunningGateway) -> None:
 async def test_create_reports_a_transcript_failure_and_writes_nothing(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    db = sqlite3.connect(gw.services.settings.sqlite_path)
+    db = sqlite3.connect(gw.runtime.settings.sqlite_path)
     try:
         db.execute(
             "CREATE TRIGGER refuse_transcripts BEFORE INSERT ON transcripts"
@@ -107,7 +107,7 @@ async def test_create_reports_a_transcript_failure_and_writes_nothing(
         "code": "UNAVAILABLE",
         "message": "failed to create session transcript: disk quota exceeded",
     }
-    assert gw.services.catalog.get("agent:main:doomed") is None
+    assert gw.runtime.catalog.get("agent:main:doomed") is None
 
 
 # --- sessions.patch --------------------------------------------------------------------------
@@ -130,7 +130,7 @@ async def test_patch_sets_and_clears_fields_and_upserts(
     )
     assert created["ok"] is True
     assert created["key"] == "agent:main:fresh"
-    assert created["path"] == gw.services.store.location
+    assert created["path"] == gw.runtime.store.location
     assert created["resolved"] == {"modelProvider": "openai", "model": "gpt-5"}
     entry = created["entry"]
     assert re.fullmatch(UUID, entry["sessionId"])
@@ -210,9 +210,9 @@ async def test_patch_lineage_fields_follow_the_catalog_rules(
     for params, message in cases:
         error = await error_of(client, "sessions.patch", params)
         assert without_details(error) == {"code": "INVALID_REQUEST", "message": message}, params
-    assert gw.services.catalog.get(sub_key(2)) is None
-    assert gw.services.catalog.get("agent:main:dm:x") is None
-    assert gw.services.catalog.get(child).spawn_depth == 1  # type: ignore[union-attr]
+    assert gw.runtime.catalog.get(sub_key(2)) is None
+    assert gw.runtime.catalog.get("agent:main:dm:x") is None
+    assert gw.runtime.catalog.get(child).spawn_depth == 1  # type: ignore[union-attr]
 
 
 async def test_patch_label_must_be_unique_per_agent(client: WireClient) -> None:
@@ -237,11 +237,11 @@ async def test_patch_label_must_be_unique_per_agent(client: WireClient) -> None:
 async def test_webchat_clients_cannot_patch_or_delete(
     wire: Opener, gw: RunningGateway, method: str, params: dict[str, Any], message: str
 ) -> None:
-    seed(gw.services.catalog, "agent:main:x", label="before")
+    seed(gw.runtime.catalog, "agent:main:x", label="before")
     webchat = await connected(wire, client_id="webchat", mode="webchat")
     error = await error_of(webchat, method, params)
     assert without_details(error) == {"code": "INVALID_REQUEST", "message": message}
-    entry = gw.services.catalog.get("agent:main:x")
+    entry = gw.runtime.catalog.get("agent:main:x")
     assert entry is not None
     assert entry.label == "before"
     control_ui = await connected(wire, client_id="openclaw-control-ui", mode="webchat")
@@ -254,7 +254,7 @@ async def test_webchat_clients_cannot_patch_or_delete(
 async def test_delete_removes_exactly_one_session_and_never_cascades(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    catalog = gw.services.catalog
+    catalog = gw.runtime.catalog
     parent = sub_key(1)
     seed(catalog, MAIN)
     seed(catalog, parent, spawnedBy=MAIN)
@@ -263,7 +263,7 @@ async def test_delete_removes_exactly_one_session_and_never_cascades(
     assert old is not None
     result = await client.ok("sessions.delete", {"key": parent})
     assert result == {"ok": True, "key": parent, "deleted": True, "archived": [old.session_id]}
-    info = gw.services.store.transcript_info(old.session_id)
+    info = gw.runtime.store.transcript_info(old.session_id)
     assert info is not None
     assert info.archive_reason == "deleted"
     rows = {row["key"]: row for row in (await client.ok("sessions.list", {}))["sessions"]}
@@ -284,20 +284,20 @@ async def test_delete_missing_main_and_kept_transcript(
 ) -> None:
     missing = await client.ok("sessions.delete", {"key": "agent:main:ghost"})
     assert missing == {"ok": True, "key": "agent:main:ghost", "deleted": False, "archived": []}
-    seed(gw.services.catalog, MAIN)
+    seed(gw.runtime.catalog, MAIN)
     for key in ("main", MAIN, "AGENT:MAIN:MAIN"):
         error = await error_of(client, "sessions.delete", {"key": key})
         assert error == {
             "code": "INVALID_REQUEST",
             "message": "Cannot delete the main session (agent:main:main).",
         }
-    assert gw.services.catalog.get(MAIN) is not None
-    seed(gw.services.catalog, "agent:main:keep")
-    entry = gw.services.catalog.get("agent:main:keep")
+    assert gw.runtime.catalog.get(MAIN) is not None
+    seed(gw.runtime.catalog, "agent:main:keep")
+    entry = gw.runtime.catalog.get("agent:main:keep")
     assert entry is not None
     kept = await client.ok("sessions.delete", {"key": "agent:main:keep", "deleteTranscript": False})
     assert (kept["deleted"], kept["archived"]) == (True, [])
-    info = gw.services.store.transcript_info(entry.session_id)
+    info = gw.runtime.store.transcript_info(entry.session_id)
     assert info is not None
     assert info.archived_at is None
     hooks = await client.ok("sessions.delete", {"key": "agent:main:x", "emitLifecycleHooks": True})
@@ -310,7 +310,7 @@ async def test_delete_missing_main_and_kept_transcript(
 async def test_reset_gives_a_new_session_id_and_keeps_settings(
     client: WireClient, gw: RunningGateway
 ) -> None:
-    catalog = gw.services.catalog
+    catalog = gw.runtime.catalog
     await client.ok("sessions.patch", {"key": "agent:main:r", "label": "r", "model": "a/b"})
     before = catalog.get("agent:main:r")
     assert before is not None
@@ -320,11 +320,11 @@ async def test_reset_gives_a_new_session_id_and_keeps_settings(
     assert (result["ok"], result["key"]) == (True, "agent:main:r")
     assert entry["sessionId"] != before.session_id
     assert (entry["label"], entry["model"]) == ("r", "a/b")
-    old = gw.services.store.transcript_info(before.session_id)
+    old = gw.runtime.store.transcript_info(before.session_id)
     assert old is not None
     assert old.archive_reason == "reset"
     assert old.last_seq == 1
-    new = gw.services.store.transcript_info(entry["sessionId"])
+    new = gw.runtime.store.transcript_info(entry["sessionId"])
     assert new is not None
     assert new.last_seq == 0
     assert new.archived_at is None
@@ -344,7 +344,7 @@ async def test_reset_gives_a_new_session_id_and_keeps_settings(
 
 
 async def test_scopes_guard_the_write_methods(wire: Opener, gw: RunningGateway) -> None:
-    seed(gw.services.catalog, "agent:main:x")
+    seed(gw.runtime.catalog, "agent:main:x")
     reader = await connected(wire, scopes=["operator.read"])
     writer = await connected(wire, scopes=["operator.write"])
     admin_calls = [
@@ -361,7 +361,7 @@ async def test_scopes_guard_the_write_methods(wire: Opener, gw: RunningGateway) 
     created = await writer.ok("sessions.create", {})
     for client in (reader, writer):
         assert created["key"] in listed_keys(await client.ok("sessions.list", {}))
-    entry = gw.services.catalog.get("agent:main:x")
+    entry = gw.runtime.catalog.get("agent:main:x")
     assert entry is not None
     assert entry.label is None
     nothing = await connected(wire, scopes=[])

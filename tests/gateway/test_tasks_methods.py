@@ -38,8 +38,8 @@ async def make(gw: RunningGateway, n: int, **options: Any) -> TaskRecord:
         "running": True,
     }
     arguments.update(options)
-    registry = gw.services.tasks
-    return await gw.services.call(lambda: registry.create(**arguments))
+    registry = gw.runtime.tasks
+    return await gw.runtime.call(lambda: registry.create(**arguments))
 
 
 async def test_list_pages_newest_first_with_filters(gw: RunningGateway, client: WireClient) -> None:
@@ -47,7 +47,7 @@ async def test_list_pages_newest_first_with_filters(gw: RunningGateway, client: 
     other = await make(
         gw, 9, runtime="cli", requester_session_key="agent:main:other", child_session_key=None
     )
-    done = await gw.services.call(gw.services.tasks.finish, made[0].task_id, "failed", error="x")
+    done = await gw.runtime.call(gw.runtime.tasks.finish, made[0].task_id, "failed", error="x")
     everything = await client.ok("tasks.list", {})
     assert everything["count"] == 6
     assert everything["nextCursor"] is None
@@ -106,7 +106,7 @@ async def test_a_cursor_belongs_to_its_filters(gw: RunningGateway, client: WireC
 
 async def test_get_by_id_run_or_token(gw: RunningGateway, client: WireClient) -> None:
     task = await make(gw, 1)
-    progressed = await gw.services.call(gw.services.tasks.progress, task.task_id, "half")
+    progressed = await gw.runtime.call(gw.runtime.tasks.progress, task.task_id, "half")
     expected = {
         "task": progressed.to_json(),
         "events": [
@@ -138,15 +138,15 @@ async def test_get_refusals(client: WireClient, params: dict[str, Any], message:
 
 async def test_cancel_aborts_the_live_run(gw: RunningGateway, client: WireClient) -> None:
     runner = BlockingRunner()
-    gw.services.runs.runner = runner
+    gw.runtime.runs.runner = runner
     await client.ok("chat.send", {"sessionKey": CHILD, "message": "work", "idempotencyKey": "r1"})
     await runner.started.wait()
     task = await make(gw, 1, run_id="r1")
     result = await client.ok("tasks.cancel", {"taskId": task.task_id, "reason": "not needed"})
-    stored = gw.services.tasks.require(task.task_id)
+    stored = gw.runtime.tasks.require(task.task_id)
     assert result == {"ok": True, "task": stored.to_json(), "aborted": True, "runIds": ["r1"]}
     assert (stored.status, stored.terminal_summary) == ("cancelled", "not needed")
-    assert not gw.services.runs.has_active_run(CHILD)
+    assert not gw.runtime.runs.has_active_run(CHILD)
     waited = await client.ok("agent.wait", {"runId": "r1"})
     assert (waited["status"], waited["error"]) == ("error", "aborted")
 
@@ -165,11 +165,11 @@ async def test_cancel_without_a_live_run(gw: RunningGateway, client: WireClient)
 
 async def test_cancel_refusals_change_nothing(gw: RunningGateway, client: WireClient) -> None:
     task = await make(gw, 1)
-    done = await gw.services.call(gw.services.tasks.finish, task.task_id, "succeeded")
+    done = await gw.runtime.call(gw.runtime.tasks.finish, task.task_id, "succeeded")
     assert await error_of(client, "tasks.cancel", {"taskId": task.task_id}) == refusal(
         f"invalid task transition: succeeded -> cancelled (task {task.task_id})"
     )
-    assert gw.services.tasks.require(task.task_id) == done
+    assert gw.runtime.tasks.require(task.task_id) == done
     assert await error_of(client, "tasks.cancel", {"taskId": "nope"}) == refusal(
         "task not found: nope"
     )
@@ -189,7 +189,7 @@ async def test_readers_may_list_but_not_cancel(
     assert await error_of(reader, "tasks.cancel", {"taskId": task.task_id}) == refusal(
         "missing scope: operator.write"
     )
-    assert gw.services.tasks.require(task.task_id).status == "running"
+    assert gw.runtime.tasks.require(task.task_id).status == "running"
 
 
 async def test_the_methods_are_advertised(wire: Callable[..., Awaitable[WireClient]]) -> None:

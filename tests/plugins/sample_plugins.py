@@ -13,7 +13,7 @@ from clawline.agents.tools.registry import ToolRegistry
 from clawline.channels.registry import ChannelRegistry
 from clawline.gateway.registry import MethodRegistry
 from clawline.plugins import HookContext, hookimpl
-from clawline.services import Services
+from clawline.runtime import Runtime
 
 LIFECYCLE_HOOKS = (
     "startup",
@@ -63,11 +63,11 @@ class RaisingSync:
         self._fail("register_providers")
 
     @hookimpl
-    def startup(self, services: Services) -> None:
+    def startup(self, services: Runtime) -> None:
         self._fail("startup")
 
     @hookimpl
-    def shutdown(self, services: Services) -> None:
+    def shutdown(self, services: Runtime) -> None:
         self._fail("shutdown")
 
     @hookimpl
@@ -122,11 +122,11 @@ class RaisingAsync:
         await self._fail("register_providers")
 
     @hookimpl
-    async def startup(self, services: Services) -> None:
+    async def startup(self, services: Runtime) -> None:
         await self._fail("startup")
 
     @hookimpl
-    async def shutdown(self, services: Services) -> None:
+    async def shutdown(self, services: Runtime) -> None:
         await self._fail("shutdown")
 
     @hookimpl
@@ -193,7 +193,7 @@ class Recorder:
         return [(event, ctx) for name, event, ctx in self.calls if name == hook]
 
     @hookimpl
-    def startup(self, services: Services) -> None:
+    def startup(self, services: Runtime) -> None:
         self.calls.append(("startup", {}, HookContext(services)))
 
     @hookimpl

@@ -83,4 +83,4 @@ async def test_an_entry_point_plugin_hears_of_runs_in_a_gateway(site: Path, tmp_
         await run_to_end(client, "main", "hi", "ep-1")
         await wait_for(lambda: module.SEEN)
         assert module.SEEN == [("plainly", "ep-1", "echo: hi")]
-        assert "plainly" in [p.name for p in gw.services.plugins.plugins()]
+        assert "plainly" in [p.name for p in gw.runtime.plugins.plugins()]

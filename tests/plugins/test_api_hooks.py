@@ -32,7 +32,7 @@ async def test_session_start_agent_end_and_session_end(tmp_path: Path) -> None:
         entries={"recorder": {"config": {"greeting": "hi"}}},
     )
     async with plugin_gateway(settings) as gw, connected(gw) as client:
-        services = gw.services
+        services = gw.runtime
         assert [name for name, _, _ in recorder.calls] == ["startup"]
         await run_to_end(client, "main", "hello", "run-1")
         await wait_for(lambda: recorder.of("agent_end"))
@@ -113,7 +113,7 @@ async def test_subagent_hooks(tmp_path: Path) -> None:
         }
         assert (spawning_ctx.session_key, spawning_ctx.run_id) == (MAIN, "run-1")
         [(spawned, spawned_ctx)] = recorder.of("subagent_spawned")
-        [record] = gw.services.store.runs.by_child(child)
+        [record] = gw.runtime.store.runs.by_child(child)
         assert spawned == {
             "requesterSessionKey": MAIN,
             "childSessionKey": child,
@@ -153,8 +153,8 @@ async def test_subagent_spawning_refusal_refuses_the_spawn(tmp_path: Path) -> No
     settings = plugin_settings(tmp_path / "state", f"{SAMPLES}:refuser", f"{SAMPLES}:recorder")
     async with plugin_gateway(settings) as gw, connected(gw) as client:
         await run_to_end(client, "main", "spawn: forbidden work", "run-1")
-        assert gw.services.store.children(MAIN) == []
-        assert gw.services.store.runs.for_requester(MAIN) == []
+        assert gw.runtime.store.children(MAIN) == []
+        assert gw.runtime.store.runs.for_requester(MAIN) == []
         history = await client.ok("chat.history", {"sessionKey": "main"})
         results = [m for m in history["messages"] if m["role"] in ("tool", "toolResult")]
         [result] = results
@@ -165,5 +165,5 @@ async def test_subagent_spawning_refusal_refuses_the_spawn(tmp_path: Path) -> No
 
         # The refuser answers other tasks with a non-refusal: the spawn goes ahead.
         await run_to_end(client, "main", "spawn: allowed work", "run-2")
-        assert len(gw.services.store.children(MAIN)) == 1
+        assert len(gw.runtime.store.children(MAIN)) == 1
         await wait_for(lambda: recorder.of("subagent_spawned"))

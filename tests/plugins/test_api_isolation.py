@@ -31,7 +31,7 @@ async def test_plugins_raising_in_every_hook_break_nothing(
         tmp_path / "state", f"{SAMPLES}:raising_sync", f"{SAMPLES}:raising_async"
     )
     async with plugin_gateway(settings) as gw, connected(gw) as client:
-        services = gw.services
+        services = gw.runtime
         loaded = {info.name for info in services.plugins.plugins()}
         assert {"clawline", "raising-sync", "raising-async"} <= loaded
         health = await client.ok("health")
@@ -89,7 +89,7 @@ async def test_a_plugin_that_cannot_be_imported_is_reported(
     settings = plugin_settings(tmp_path / "state", "tests.plugins.no_such_module")
     async with plugin_gateway(settings) as gw, connected(gw) as client:
         assert (await client.ok("health"))["ok"] is True
-        [failure] = gw.services.plugins.failures
+        [failure] = gw.runtime.plugins.failures
         assert (failure.name, failure.source) == ("tests.plugins.no_such_module", "config")
         assert failure.error.startswith("ModuleNotFoundError")
     assert any("tests.plugins.no_such_module" in r.getMessage() for r in caplog.records)

@@ -13,7 +13,7 @@ from clawline.config import ConfigError, Settings
 from clawline.gateway.handshake import READ
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.plugins import PluginManager, hookimpl
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
 from clawline.types import JSON
 from tests.plugins import feature_plugin
@@ -34,7 +34,7 @@ AGENTS = {
 async def test_a_plugin_adds_a_method_a_tool_a_channel_and_a_provider(tmp_path: Path) -> None:
     settings = plugin_settings(tmp_path / "state", FEATURE, raw=AGENTS)
     async with plugin_gateway(settings) as gw, connected(gw) as client:
-        services = gw.services
+        services = gw.runtime
         [info] = [p for p in services.plugins.plugins() if p.name == "feature"]
         assert (info.source, info.origin) == ("config", FEATURE)
         assert info.hooks == (
@@ -93,13 +93,9 @@ async def test_a_plugin_adds_a_method_a_tool_a_channel_and_a_provider(tmp_path: 
 
 
 def test_the_model_config_refuses_a_provider_no_plugin_registers(tmp_path: Path) -> None:
-    services = Services.open(plugin_settings(tmp_path / "state", raw=AGENTS))
-    try:
-        with pytest.raises(ConfigError, match='unknown provider "feature"'):
-            _ = services.runs
-    finally:
-        services.close()
-    services = Services.open(plugin_settings(tmp_path / "state", FEATURE, raw=AGENTS))
+    with pytest.raises(ConfigError, match='unknown provider "feature"'):
+        Runtime.open(plugin_settings(tmp_path / "state", raw=AGENTS))
+    services = Runtime.open(plugin_settings(tmp_path / "state", FEATURE, raw=AGENTS))
     try:
         provider, model = services.runs.providers.resolve("feature/loud")
         assert (type(provider).__name__, model) == ("FeatureProvider", "loud")

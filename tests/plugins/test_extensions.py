@@ -16,7 +16,7 @@ from psycopg import sql
 from clawline.config import Settings
 from clawline.errors import Conflict, InvalidField, SessionNotFound
 from clawline.plugins import find_sessions, read_extension, update_extension
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.store._extensions_sql import LOOKUP
 from clawline.types import JSON
 
@@ -26,12 +26,12 @@ KEY = "agent:main:draft:1780636411666238-3"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Services]:
+def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Runtime]:
     url = None
     if request.param == "postgres":
         schemas = request.getfixturevalue("pg_schemas")
         url = f"{request.getfixturevalue('pg_url')}?schema={schemas.new('ext')}"
-    opened = Services.open(Settings(state_dir=tmp_path / "state", store_url=url))
+    opened = Runtime.open(Settings(state_dir=tmp_path / "state", store_url=url))
     yield opened
     opened.close()
 
@@ -43,12 +43,12 @@ def _set(thread: str) -> Any:
     return update
 
 
-def _snapshot(services: Services) -> tuple[object, list[str]]:
+def _snapshot(services: Runtime) -> tuple[object, list[str]]:
     entry = services.store.get(KEY)
     return entry, find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main")
 
 
-def test_update_creates_reads_and_finds(services: Services) -> None:
+def test_update_creates_reads_and_finds(services: Runtime) -> None:
     value = update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
     assert value == {"schemaVersion": 1, "appThreadKey": "thread-main", "previous": None}
     assert read_extension(services, KEY, PLUGIN, SPACE) == value
@@ -62,7 +62,7 @@ def test_update_creates_reads_and_finds(services: Services) -> None:
     assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-2") == [KEY]
 
 
-def test_the_value_handed_out_is_a_copy(services: Services) -> None:
+def test_the_value_handed_out_is_a_copy(services: Runtime) -> None:
     update_extension(services, KEY, PLUGIN, SPACE, lambda _: {"dirs": ["a"]}, create=True)
     read = read_extension(services, KEY, PLUGIN, SPACE)
     assert isinstance(read, dict)
@@ -82,7 +82,7 @@ def _not_json(current: JSON | None) -> Any:
     return {"bad": {1, 2}}
 
 
-def test_a_refusing_update_writes_nothing(services: Services) -> None:
+def test_a_refusing_update_writes_nothing(services: Runtime) -> None:
     update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
     before = _snapshot(services)
 
@@ -96,7 +96,7 @@ def test_a_refusing_update_writes_nothing(services: Services) -> None:
     assert _snapshot(services) == before
 
 
-def test_missing_sessions_are_created_only_when_asked(services: Services) -> None:
+def test_missing_sessions_are_created_only_when_asked(services: Runtime) -> None:
     with pytest.raises(SessionNotFound, match=f"session not found: {KEY}"):
         update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"))
     assert services.store.get(KEY) is None
@@ -106,7 +106,7 @@ def test_missing_sessions_are_created_only_when_asked(services: Services) -> Non
     assert services.store.get(KEY) is not None
 
 
-def test_none_deletes_the_namespace_and_its_index_rows(services: Services) -> None:
+def test_none_deletes_the_namespace_and_its_index_rows(services: Runtime) -> None:
     update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
     update_extension(services, KEY, PLUGIN, "keep", lambda _: {"appThreadKey": "kept"})
     entry = services.store.get(KEY)
@@ -132,13 +132,13 @@ def test_none_deletes_the_namespace_and_its_index_rows(services: Services) -> No
     ],
 )
 def test_bad_lookups_are_refused(
-    services: Services, plugin: str, namespace: str, field: str, value: Any, message: str
+    services: Runtime, plugin: str, namespace: str, field: str, value: Any, message: str
 ) -> None:
     with pytest.raises(InvalidField, match=message):
         find_sessions(services, plugin, namespace, field, value)
 
 
-def test_bad_names_are_refused_before_anything_is_read(services: Services) -> None:
+def test_bad_names_are_refused_before_anything_is_read(services: Runtime) -> None:
     with pytest.raises(InvalidField, match="invalid plugin id"):
         update_extension(services, KEY, "", SPACE, _set("x"), create=True)
     with pytest.raises(InvalidField, match="invalid namespace"):
@@ -147,7 +147,7 @@ def test_bad_names_are_refused_before_anything_is_read(services: Services) -> No
 
 
 def test_sqlite_lookup_is_an_index_search(tmp_path: Path) -> None:
-    services = Services.open(Settings(state_dir=tmp_path / "state"))
+    services = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
         for n in range(300):
             update_extension(
@@ -174,7 +174,7 @@ def test_sqlite_lookup_is_an_index_search(tmp_path: Path) -> None:
 @pytest.mark.postgres
 def test_postgres_lookup_is_an_index_search(tmp_path: Path, pg_url: str, pg_schemas: Any) -> None:
     schema = pg_schemas.new("plan")
-    services = Services.open(
+    services = Runtime.open(
         Settings(state_dir=tmp_path / "state", store_url=f"{pg_url}?schema={schema}")
     )
     try:

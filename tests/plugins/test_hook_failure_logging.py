@@ -13,7 +13,7 @@ from clawline.config import Settings
 from clawline.errors import InvalidInput, StoreUnavailable
 from clawline.plugins import HookContext, hookimpl
 from clawline.plugins.manager import PluginManager
-from clawline.services import Services
+from clawline.runtime import Runtime
 
 
 class Raises:
@@ -41,7 +41,7 @@ async def test_hook_failures_are_logged_by_whose_fault_they_are(
     traced: bool,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="clawline.plugins")
-    services = Services.open(Settings(state_dir=tmp_path / "state"))
+    services = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
         manager = PluginManager()
         manager.services = services

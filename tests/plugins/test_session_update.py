@@ -98,7 +98,7 @@ async def test_updates_are_replayed_after_a_sequence_number(tmp_path: Path) -> N
         await run_to_end(live, "main", "second reply", "run-2")
         await _settle(live)
         live_frames = _updates(live)
-        boot_id = gw.services.bus.boot_id
+        boot_id = gw.gateway.bus.boot_id
         # Everything after the first run's completion: the second run's updates.
         cut = next(
             f["seq"]

@@ -1,4 +1,4 @@
-"""End to end, the XWorkmate bridge's turn (multisession-plugin.md §11) against a real gateway
+"""End to end, the XWorkmate bridge's turn (docs/xworkmate.md) against a real gateway
 with the offline model: prepare → chat.send → poll tasks.get → snapshot → export → read."""
 
 from __future__ import annotations

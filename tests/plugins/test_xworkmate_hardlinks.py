@@ -1,4 +1,4 @@
-"""Hard links in a task scope (§7): export, read and snapshot refuse a file whose link count is
+"""Hard links in a task scope: export, read and snapshot refuse a file whose link count is
 above 1 unless ``[tools.fs] allowHardlinks`` — a planted hard link would otherwise have its
 content inlined into the result."""
 

@@ -1,5 +1,5 @@
-"""``session_start`` and ``agent_end`` (§2, §5, §13) with real runs of the offline model, and
-the agent tool ``openclaw_multi_session_artifacts`` (§9.4)."""
+"""``session_start`` and ``agent_end`` with real runs of the offline model, and
+the agent tool ``openclaw_multi_session_artifacts``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def send(xw: XwGateway, message: str, run_id: str, session_key: str = SESS
 
 async def ended_run(xw: XwGateway, run_id: str, session_key: str = SESSION) -> dict[str, Any]:
     """The recorded run once ``agent_end`` wrote its end."""
-    services = xw.gw.services
+    services = xw.gw.runtime
     for _ in range(200):
         run = await services.call(read_run, services, session_key, run_id)
         if run is not None and run["status"] != "running":
@@ -50,7 +50,7 @@ async def test_a_finished_run_ends_its_task_and_its_record(tmp_path: Path) -> No
         assert run["status"] == "completed"
         assert run["success"] is True
         assert run["output"] == "the report is ready"
-        services = xw.gw.services
+        services = xw.gw.runtime
         task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
         assert task is not None
         assert task.status == "succeeded"
@@ -67,7 +67,7 @@ async def test_a_failed_run_is_recorded_with_its_error_redacted(tmp_path: Path) 
         assert run["status"] == "failed"
         assert run["success"] is False
         assert run["error"] == "provider refused key sk-[REDACTED]"
-        services = xw.gw.services
+        services = xw.gw.runtime
         task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
         assert task is not None
         assert task.status == "failed"
@@ -80,7 +80,7 @@ async def test_runs_of_unmapped_sessions_are_left_alone(tmp_path: Path) -> None:
         await send(xw, "reply: hi", "plain-1", session_key="agent:main:main")
         await xw.ok("agent.wait", {"runId": "plain-1", "timeoutMs": 5000})
         await asyncio.sleep(0.1)  # agent_end runs after the end is written
-        services = xw.gw.services
+        services = xw.gw.runtime
         stored = await services.call(
             read_extension, services, "agent:main:main", PLUGIN_ID, TASK_RUNS_NAMESPACE
         )
@@ -97,7 +97,7 @@ async def test_session_start_prepares_the_scope_of_the_actual_run(tmp_path: Path
         await send(xw, "reply: ok", "chat-run-7")
         await xw.ok("agent.wait", {"runId": "chat-run-7", "timeoutMs": 5000})
         assert xw.scope_dir("chat-run-7").is_dir()
-        services = xw.gw.services
+        services = xw.gw.runtime
         mapping = await services.call(
             read_extension, services, SESSION, PLUGIN_ID, "xworkmate.sessionMapping"
         )
@@ -133,7 +133,7 @@ def test_the_output_is_the_last_assistant_text() -> None:
 
 def tool_context(xw: XwGateway, **overrides: Any) -> ToolContext:
     values: dict[str, Any] = {
-        "services": xw.gw.services,
+        "services": xw.gw.runtime,
         "session_key": SESSION,
         "agent_id": "main",
         "run_id": "turn-1",
@@ -148,7 +148,7 @@ async def test_the_tool_lists_and_reads_the_current_run(tmp_path: Path) -> None:
         prepared = await xw.ok("xworkmate.session.prepare", prepare_params())
         write(xw.scope_dir() / "notes.md", "notes")
         write(xw.scope_dir("turn-0") / "old.md", "old")
-        tool = xw.gw.services.runs.tools.get(TOOL_NAME)
+        tool = xw.gw.runtime.runs.tools.get(TOOL_NAME)
         assert isinstance(tool, ArtifactsTool)
         ctx = tool_context(xw)
         hijack = {"runId": "turn-0", "sessionKey": "agent:main:other", "workspaceDir": "/"}

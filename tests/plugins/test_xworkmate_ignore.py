@@ -1,4 +1,4 @@
-"""``artifact-ignore.md`` rules (§7.2): every form, refused rules, the fenced block."""
+"""``artifact-ignore.md`` rules: every form, refused rules, the fenced block."""
 
 from __future__ import annotations
 

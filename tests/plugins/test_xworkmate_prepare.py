@@ -33,7 +33,7 @@ async def test_methods_are_registered_in_order_with_the_tool(tmp_path: Path) -> 
         names = xw.gw.gateway.methods.names()
         start = names.index("xworkmate.session.prepare")
         assert tuple(names[start : start + 6]) == METHOD_NAMES
-        assert xw.gw.services.runs.tools.get(TOOL_NAME) is not None
+        assert xw.gw.runtime.runs.tools.get(TOOL_NAME) is not None
         hello = xw.gw.gateway.features()
         assert "xworkmate.artifacts.read" in hello["methods"]  # type: ignore[operator]
 
@@ -69,7 +69,7 @@ async def test_prepare_maps_the_thread_and_prepares_the_run(tmp_path: Path) -> N
         assert mapping["expectedArtifactDirs"] == ["reports/", "assets/images/"]
         assert mapping["source"] == "bridge_prepare"
         assert mapping["schemaVersion"] == 1
-        services = xw.gw.services
+        services = xw.gw.runtime
         stored = await services.call(
             read_extension, services, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
         )
@@ -154,7 +154,7 @@ async def test_prepare_refusals_write_nothing(
             "code": "INVALID_REQUEST",
             "message": message,
         }
-        services = xw.gw.services
+        services = xw.gw.runtime
         assert await services.call(services.catalog.get, SESSION) is None
         assert await services.call(services.tasks.get, native_task_id(SESSION, "turn-1")) is None
         assert not (xw.workspace / "tasks").exists()
@@ -173,7 +173,7 @@ async def test_a_conflicting_mapping_is_refused_with_conflict(tmp_path: Path) ->
         assert await xw.error("xworkmate.session.prepare", other_thread) == conflict
         alias = {**prepare_params("turn-3"), "openclawSessionKey": "agent:main:THREAD-MAIN"}
         assert await xw.error("xworkmate.session.prepare", alias) == conflict
-        services = xw.gw.services
+        services = xw.gw.runtime
         assert await services.call(services.tasks.get, native_task_id(SESSION, "turn-3")) is None
         assert not xw.scope_dir("turn-3").exists()
         stored = await services.call(

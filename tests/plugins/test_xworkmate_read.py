@@ -1,4 +1,4 @@
-"""``xworkmate.artifacts.read`` (§9.1) as a function: lookups, refusals, path escapes."""
+"""``xworkmate.artifacts.read`` as a function: lookups, refusals, path escapes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Signed artifact references, v2 (§8): round trip, tampering and every refusal."""
+"""Signed artifact references, v2: round trip, tampering and every refusal."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def other_params(run_id: str = "turn-1") -> dict[str, Any]:
 
 async def test_the_same_run_id_in_two_sessions_gives_two_tasks(tmp_path: Path) -> None:
     async with xworkmate_gateway(tmp_path) as xw:
-        services = xw.gw.services
+        services = xw.gw.runtime
         first = await xw.ok("xworkmate.session.prepare", prepare_params())
         second = await xw.ok("xworkmate.session.prepare", other_params())
         assert first["taskId"] == native_task_id(SESSION, "turn-1")

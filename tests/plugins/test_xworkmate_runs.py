@@ -1,4 +1,4 @@
-"""Recorded runs (§5) and the session mapping (§4) on a real store, without a gateway."""
+"""Recorded runs and the session mapping on a real store, without a gateway."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from clawline.plugins.xworkmate.runs import (
     record_run_started,
     redact,
 )
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.testing.clock import FakeClock
 
 KEY = "agent:main:thread-main"
@@ -38,18 +38,18 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def services(tmp_path: Path, clock: FakeClock) -> Iterator[Services]:
-    opened = Services.open(Settings(state_dir=tmp_path), clock=clock)
+def services(tmp_path: Path, clock: FakeClock) -> Iterator[Runtime]:
+    opened = Runtime.open(Settings(state_dir=tmp_path), clock=clock)
     yield opened
     opened.close()
 
 
-def test_iso_time_as_javascript_writes_it(services: Services, clock: FakeClock) -> None:
+def test_iso_time_as_javascript_writes_it(services: Runtime, clock: FakeClock) -> None:
     clock.set(1_780_636_411_666)
     assert iso_now(services) == "2026-06-05T05:13:31.666Z"
 
 
-def test_a_run_from_prepare_to_its_end(services: Services, clock: FakeClock) -> None:
+def test_a_run_from_prepare_to_its_end(services: Runtime, clock: FakeClock) -> None:
     record_run_started(services, KEY, "turn-1")
     started = read_run(services, KEY, "turn-1")
     assert started == {
@@ -78,7 +78,7 @@ def test_a_run_from_prepare_to_its_end(services: Services, clock: FakeClock) -> 
     assert list(stored["runs"]) == ["turn-1"]
 
 
-def test_a_failed_run_keeps_a_redacted_truncated_error(services: Services) -> None:
+def test_a_failed_run_keeps_a_redacted_truncated_error(services: Runtime) -> None:
     record_run_started(services, KEY, "turn-1")
     error = "provider said: key sk-proj-abcdef1234567890 rejected; " + "e" * 3000
     output = "o" * (16 * 1024 + 10)
@@ -110,7 +110,7 @@ def test_redaction(text: str, redacted: str) -> None:
     assert redact(text) == redacted
 
 
-def test_at_most_32_runs_are_kept_the_latest_updated(services: Services, clock: FakeClock) -> None:
+def test_at_most_32_runs_are_kept_the_latest_updated(services: Runtime, clock: FakeClock) -> None:
     for n in range(40):
         clock.advance(1000)
         record_run_started(services, KEY, f"run-{n}")
@@ -126,13 +126,13 @@ def test_at_most_32_runs_are_kept_the_latest_updated(services: Services, clock: 
     assert latest["runId"] == "run-8"
 
 
-def test_an_end_without_a_session_writes_nothing(services: Services) -> None:
+def test_an_end_without_a_session_writes_nothing(services: Runtime) -> None:
     with pytest.raises(SessionNotFound, match="session not found"):
         record_run_ended(services, KEY, "turn-1", success=True, output="x", error=None)
     assert services.catalog.get(KEY) is None
 
 
-def test_the_mapping_fails_closed(services: Services, clock: FakeClock) -> None:
+def test_the_mapping_fails_closed(services: Runtime, clock: FakeClock) -> None:
     first = upsert_mapping(
         services,
         app_thread_key="thread-main",
@@ -171,7 +171,7 @@ def test_the_mapping_fails_closed(services: Services, clock: FakeClock) -> None:
     assert read_extension(services, KEY, PLUGIN_ID, MAPPING_NAMESPACE) == again.to_json()
 
 
-def test_lookup_by_app_thread_is_indexed(services: Services, clock: FakeClock) -> None:
+def test_lookup_by_app_thread_is_indexed(services: Runtime, clock: FakeClock) -> None:
     for key, app_key in ((KEY, "thread-main"), ("agent:main:other", "thread-other")):
         upsert_mapping(
             services,

@@ -1,4 +1,4 @@
-"""Export's scan rules (§7.2) and result fields (§7.4), on real directories."""
+"""Export's scan rules and result fields, on real directories."""
 
 from __future__ import annotations
 

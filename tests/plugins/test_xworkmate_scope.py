@@ -1,4 +1,4 @@
-"""Scopes (§7.1), expected directories and extension lists (§7.3): pure functions."""
+"""Scopes, expected directories and extension lists: pure functions."""
 
 from __future__ import annotations
 

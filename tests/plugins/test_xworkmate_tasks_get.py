@@ -1,4 +1,4 @@
-"""``xworkmate.tasks.get`` (§6): lookup errors and the four precedence rows, over a gateway."""
+"""``xworkmate.tasks.get``: lookup errors and the four precedence rows, over a gateway."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ TURN_1 = native_task_id(SESSION, "turn-1")
 
 
 async def forget_native_task(xw: XwGateway, run_id: str = "turn-1") -> None:
-    services = xw.gw.services
+    services = xw.gw.runtime
     assert await services.call(services.tasks.delete, native_task_id(SESSION, run_id))
 
 
@@ -58,7 +58,7 @@ async def test_not_found_codes(tmp_path: Path) -> None:
         }
         prepared = await xw.ok("xworkmate.session.prepare", prepare_params())
         await forget_native_task(xw)
-        services = xw.gw.services
+        services = xw.gw.runtime
         await services.call(
             services.catalog.patch,
             SESSION,
@@ -91,7 +91,7 @@ async def test_row_1_the_native_task(tmp_path: Path, finish: str | None, status:
             "xworkmate.session.prepare", prepare_params(expectedArtifactDirs=["reports"])
         )
         write(xw.scope_dir() / "out.md", "out")
-        services = xw.gw.services
+        services = xw.gw.runtime
         if finish == "cancelled":
             await services.call(services.tasks.cancel, TURN_1)
         elif finish == "lost":
@@ -151,7 +151,7 @@ async def test_row_2_the_recorded_run(tmp_path: Path) -> None:
         assert running["task"]["source"] == "xworkmate_run_state"
         assert running["task"]["taskId"] == "turn-1"
         assert running["output"] is None
-        services = xw.gw.services
+        services = xw.gw.runtime
         await services.call(
             lambda: record_run_ended(
                 services, SESSION, "turn-1", success=True, output="All done.", error=None

@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from clawline.events import Audience, Event, EventBus, EventsNotRetained
+from clawline.gateway.bus import Audience, Event, EventBus, EventsNotRetained
 from clawline.testing import FakeClock
 from clawline.types import JSONObject
 

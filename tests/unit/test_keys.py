@@ -1,4 +1,4 @@
-"""Session keys: every shape of the reference table, normalisation and refusals."""
+"""Session keys: every shape of OpenClaw's key grammar, normalisation and refusals."""
 
 from __future__ import annotations
 
@@ -395,7 +395,7 @@ def test_canonical_agent_key_never_exceeds_max_length() -> None:
 
 
 def test_main_alias_follows_the_configured_main_key() -> None:
-    # gateway-protocol.md 4.3: "empty or `main` request key -> agent main key"
+    # OpenClaw's normalisation: "empty or `main` request key -> agent main key"
     assert keys.canonicalize("main", main_key="work") == "agent:main:work"
 
 

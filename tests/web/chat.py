@@ -1,5 +1,5 @@
-"""The web chat seen through its test ids (subagent-ui.md §12 and docs/web.md): a small page
-object for the browser tests, plus the localized strings they expect (§13)."""
+"""The web chat seen through its test ids (ClawX's; docs/web.md): a small page
+object for the browser tests, plus the localized strings they expect."""
 
 # ruff: noqa: RUF001  (the Chinese strings use full-width punctuation on purpose)
 from __future__ import annotations

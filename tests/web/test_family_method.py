@@ -29,7 +29,7 @@ async def client(web_gateway: RunningGateway) -> AsyncIterator[WireClient]:
 
 
 async def seed(gateway: RunningGateway) -> None:
-    catalog = gateway.services.catalog
+    catalog = gateway.runtime.catalog
 
     def write() -> None:
         catalog.patch(ROOT, {"label": "Root"})
@@ -37,7 +37,7 @@ async def seed(gateway: RunningGateway) -> None:
         catalog.patch(GRANDCHILD, {"spawnedBy": CHILD, "spawnDepth": 2})
         catalog.patch(OTHER, {"spawnedBy": ROOT})
 
-    await gateway.services.call(write)
+    await gateway.runtime.call(write)
 
 
 async def family(client: WireClient, params: dict[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Locale parity (no browser): every locale has exactly the same keys and placeholders, the
-strings of subagent-ui.md §13 are exact in English and Chinese, and every key the page's
+strings ClawX defines are exact in English and Chinese, and every key the page's
 modules use exists."""
 
 # ruff: noqa: RUF001  (the Chinese strings use full-width punctuation on purpose)

@@ -1,7 +1,7 @@
 """The page's pure modules, run in the browser (ES modules as served, under the page's CSP):
 run projection, attention, catalog merge rules, family loading with stale-response rejection,
-the spawn signature, visible children, child view and title cleaning (subagent-ui.md §7 to §12,
-gateway-protocol.md §8.1, §9)."""
+the spawn signature, visible children, child view and title cleaning (docs/web.md;
+ClawX's rules)."""
 
 from __future__ import annotations
 

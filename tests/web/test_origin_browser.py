@@ -223,7 +223,7 @@ async def test_the_gateways_own_page_still_connects(
         own = RunningGateway(
             url=f"ws://{host}:{web_gateway.port}",
             gateway=web_gateway.gateway,
-            services=web_gateway.services,
+            runtime=web_gateway.runtime,
         )
         chat = WebChat(page, own, artifacts)
         await chat.open("en", TOKEN)

@@ -1,4 +1,4 @@
-"""Acceptance: sub-agent sessions in their parent conversation (subagent-ui.md), in a real
+"""Acceptance: sub-agent sessions in their parent conversation (docs/web.md), in a real
 Chromium against a real gateway whose offline model spawns slow children, in English and in
 Chinese.
 
@@ -27,13 +27,13 @@ SETTLE_S = 15_000
 
 
 async def children_in_catalog(gateway: RunningGateway, parent: str) -> list[str]:
-    services = gateway.services
+    services = gateway.runtime
     page = await services.call(services.catalog.page, SessionQuery(spawned_by=parent), limit=50)
     return [entry.key for entry in page.entries]
 
 
 async def exists(gateway: RunningGateway, key: str) -> bool:
-    services = gateway.services
+    services = gateway.runtime
     return await services.call(services.store.get, key) is not None
 
 

@@ -4,7 +4,7 @@ Each handler gets the request validated by the SDK's pydantic model and its ``_m
 separate dict (the SDK's own router flattens ``_meta`` into keyword arguments, where a key like
 ``cwd`` would overwrite a real parameter), and answers plain JSON. The class deliberately does
 not inherit ``acp.Agent``: :mod:`clawline.acp.server` routes only the methods below, so every
-other method is ``-32601 Method not found`` (reference acp.md §16.1, gotcha 3).
+other method is ``-32601 Method not found`` (inheriting ``acp.Agent`` would answer ``{}``).
 
 - ``session/new``: key resolution (:mod:`clawline.acp.sessions`), ``sessions.reset`` if asked;
 - ``session/load``: ``sessions.get`` (unknown → ``-32002``), then ``chat.history`` replayed

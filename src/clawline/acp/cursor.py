@@ -7,11 +7,11 @@ A cursor is the base64url (no padding) form of the compact JSON object::
 
 ``c`` is the ``nextCursor`` of the gateway's ``sessions.list``: signed by the store and bound
 to the listing's filters, so each page is one keyset read that starts strictly after the last
-row seen (reference gateway-sessions.md). ``cwd`` repeats the filter the walk was started with,
+row seen (docs/gateway-sessions.md). ``cwd`` repeats the filter the walk was started with,
 so a cursor cannot be replayed under another filter. Version 1 is OpenClaw's offset cursor
 (``{"v":1,"offset":N}``); clawline refuses it as unsupported.
 
-Errors use OpenClaw's texts (reference acp.md §14.5).
+Errors use the texts of OpenClaw's ``openclaw acp`` (docs/acp.md).
 """
 
 from __future__ import annotations

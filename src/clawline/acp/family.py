@@ -1,4 +1,4 @@
-"""A session's family as any ACP agent lists it (subagent-ui.md §6 and §7).
+"""A session's family as any ACP agent lists it (docs/acp-client.md).
 
 :func:`get_session_family` rebuilds the current session and its direct native sub-agent children
 from ``session/list`` alone: it initialises the connection (lazily, single-flight), checks the

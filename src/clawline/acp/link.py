@@ -1,5 +1,5 @@
 """The client side of one ACP agent: raw JSON-RPC requests and the lazy, single-flight
-initialisation that every client operation shares (subagent-ui.md §6 step 2).
+initialisation that every client operation shares (docs/acp-client.md).
 
 Why raw JSON: the SDK's :class:`acp.ClientSideConnection` parses each result into pydantic
 models, which refuse or normalise exactly the malformed pages the family operation must report

@@ -1,7 +1,7 @@
 """A gateway session row seen through ACP: its lineage ``_meta`` and its ``SessionInfo``.
 
-The ``_meta`` object carries OpenClaw's lineage keys (reference acp.md §14.7) plus clawline's
-``rootSessionKey``, ``traceId`` and ``lineage {parent, path, depth}``::
+The ``_meta`` object carries OpenClaw's lineage keys (as ``openclaw acp`` sends them) plus
+clawline's ``rootSessionKey``, ``traceId`` and ``lineage {parent, path, depth}``::
 
     {"sessionKey", "kind"?, "channel"?, "parentSessionId"?, "spawnedBy"?, "spawnDepth"?,
      "subagentRole"?, "subagentControlScope"?, "spawnedWorkspaceDir"?, "spawnedCwd"?,

@@ -39,10 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acp.connection import StreamEvent, StreamObserver
-
-from clawline.acp.runtime_client import RuntimeClient
-from clawline.acp.runtime_process import AcpAgentError, AgentCommand, AgentProcess
 from clawline.acp.runtime_relay import ParentRelay
 from clawline.acp.runtime_route import acp_meta
 from clawline.acp.runtime_updates import TurnOutput
@@ -50,10 +46,14 @@ from clawline.agents.run import Run, RunOutcome
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.settings_acp import ACP_DISPATCH_DISABLED, AcpAgentConfig, AcpConfig
 from clawline.collab.completion import Ending, ending_of, result_text
-from clawline.events import Event
+from clawline.errors import AcpAgentError
+from clawline.events import DomainEvent, SessionChanged
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from acp.connection import StreamEvent, StreamObserver
+
+    from clawline.acp.runtime_process import AgentProcess
+    from clawline.runtime import Runtime
 
 __all__ = [
     "CANCEL_WAIT_S",
@@ -70,7 +70,7 @@ log = logging.getLogger("clawline.acp.runtime")
 STARTUP_TIMEOUT_S = 60.0
 """Start, ``initialize`` and ``session/new``/``session/load`` together."""
 CANCEL_WAIT_S = 2.0
-WireObserver = Callable[[AgentProcess, StreamEvent], None]
+WireObserver = Callable[["AgentProcess", "StreamEvent"], None]
 """Sees every JSON-RPC message of every agent connection (wire logs, tests)."""
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -100,7 +100,7 @@ class WatchedRun:
 
 
 class AcpRuntime:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Runtime) -> None:
         self._services = services
         self._children: dict[str, AcpChild] = {}
         self._watched: dict[str, WatchedRun] = {}
@@ -111,7 +111,7 @@ class AcpRuntime:
         self.runner = AcpRunner(self)
         services.runs.on_run_end(self._run_ended)
         services.runs.on_shutdown(self.shutdown)
-        services.bus.tap(self._on_event)
+        services.events.subscribe(self._on_event)
 
     @property
     def config(self) -> AcpConfig:
@@ -140,6 +140,10 @@ class AcpRuntime:
         :class:`AcpAgentError` with the reason."""
         if self._services.runs.closed:
             raise AcpAgentError("the gateway is shutting down; no ACP agent is started")
+        # The ACP SDK (and pydantic) load with the first agent process, not at gateway start.
+        from clawline.acp.runtime_client import RuntimeClient
+        from clawline.acp.runtime_process import AgentCommand, AgentProcess
+
         config = self.config
         process = AgentProcess(
             AgentCommand(agent.id, agent.command, agent.env, self.stderr_path(session_id)),
@@ -231,13 +235,12 @@ class AcpRuntime:
         while self._closing:
             await asyncio.wait(list(self._closing))
 
-    def _on_event(self, event: Event) -> None:
+    def _on_event(self, event: DomainEvent) -> None:
         """A deleted child loses its process."""
-        if event.name != "sessions.changed" or event.payload.get("reason") != "delete":
+        if not isinstance(event, SessionChanged) or event.reason != "delete":
             return
-        key = event.payload.get("sessionKey")
-        if isinstance(key, str) and key in self._children:
-            self.close(key)
+        if event.session_key in self._children:
+            self.close(event.session_key)
 
     # --- run ends --------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ would leave its real agent behind. Here the process gets its own process group
 
 As soon as the agent has exited (for whatever reason), whatever is left in its process group is
 killed, so nothing leaks.
-stderr goes to a log file (never a pipe nobody reads: a full pipe blocks the agent, SDK gotcha
-6); stdout lines may be up to 50 MiB.
+stderr goes to a log file (never a pipe nobody reads, as the SDK would make: a full pipe blocks
+the agent); stdout lines may be up to 50 MiB.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from acp.transports import default_environment
 from clawline import __version__
 from clawline.acp.link import NO_SESSION_LOAD, error_text
 from clawline.acp.runtime_client import RuntimeClient
-from clawline.errors import ClawlineError
+from clawline.errors import AcpAgentError
 
 __all__ = ["STDOUT_LINE_LIMIT", "AcpAgentError", "AgentCommand", "AgentProcess"]
 
@@ -53,10 +53,6 @@ log = logging.getLogger("clawline.acp.runtime")
 
 STDOUT_LINE_LIMIT = 50 * 1024 * 1024
 T = TypeVar("T")
-
-
-class AcpAgentError(ClawlineError):
-    """The agent could not be started, initialised or prompted, or it went away."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""``streamTo: "parent"``: relaying an ACP child's first run to its requester (collaboration.md
-§2.7).
+"""``streamTo: "parent"``: relaying an ACP child's first run to its requester
+(docs/collaboration.md, "ACP children").
 
 While the child's spawn run streams, the requester's session receives **relay messages**:
 injected assistant messages (the ``chat.inject`` shape: ``{role: "assistant", content: [{type:
@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING
 import orjson
 
 from clawline.agents.inject import inject_message
-from clawline.sessions.notify import SessionNotifier
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["RELAY_FLUSH_S", "ParentRelay", "stream_log_path"]
 
@@ -56,7 +55,7 @@ def _append_lines(path: Path, lines: list[bytes]) -> None:
 class ParentRelay:
     def __init__(
         self,
-        services: Services,
+        services: Runtime,
         *,
         parent_key: str,
         child_key: str,
@@ -65,7 +64,6 @@ class ParentRelay:
         log_path: Path,
     ) -> None:
         self._services = services
-        self._notifier = SessionNotifier(services)
         self.parent_key = parent_key
         self.child_key = child_key
         self.run_id = run_id
@@ -132,9 +130,7 @@ class ParentRelay:
 
     async def _post(self, text: str) -> None:
         try:
-            await inject_message(
-                self._services, self._notifier, self.parent_key, text, f"acp:{self.agent_id}"
-            )
+            await inject_message(self._services, self.parent_key, text, f"acp:{self.agent_id}")
         except Exception as error:  # the parent was deleted, or the store failed
             self.delivered = False
             log.warning("ACP relay to %s failed: %s", self.parent_key, error)

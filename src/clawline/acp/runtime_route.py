@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from clawline.agents.runner import RunContext, RunOutput
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
 
 __all__ = ["ACP_META", "AcpSessionRouter", "acp_meta"]
@@ -35,7 +35,7 @@ def acp_meta(entry: SessionEntry | None) -> Mapping[str, object] | None:
 
 
 class AcpSessionRouter:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Runtime) -> None:
         self._services = services
 
     async def run(self, ctx: RunContext) -> RunOutput:

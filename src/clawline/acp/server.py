@@ -2,9 +2,9 @@
 method table of our own.
 
 Why not ``acp.run_agent``: its router serves ``session/resume`` and ``session/close`` only with
-``use_unstable_protocol`` (reference acp.md §16.1 gotcha 1), answers ``{}`` for methods an
-``acp.Agent`` subclass leaves unimplemented (gotcha 3) and flattens ``_meta`` into keyword
-arguments (gotcha 4). :class:`Dispatcher` routes exactly the methods the bridge implements,
+``use_unstable_protocol`` (SDK 0.12.1), answers ``{}`` for methods an
+``acp.Agent`` subclass leaves unimplemented and flattens ``_meta`` into keyword
+arguments. :class:`Dispatcher` routes exactly the methods the bridge implements,
 validates params with the SDK's pydantic request models (``-32602`` with the errors), then
 with the schema's stricter rules the models lack (:mod:`clawline.acp.strict`), and passes
 ``_meta`` as its own dict; anything else is ``-32601 Method not found``, and unknown
@@ -15,7 +15,7 @@ stops reading while :data:`clawline.acp.ndjson.MAX_PENDING_REQUESTS` requests ar
 
 stdout carries only ACP: :func:`stdio_streams` writes to a duplicate of file descriptor 1 and
 then points descriptor 1 at stderr, so a stray ``print`` (ours or a library's) cannot corrupt
-the protocol (gotcha 8).
+the protocol.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _check_pipe(fd: int, name: str) -> None:
 
 def check_stdio() -> None:
     """Refuse early (before any gateway is started) when stdin or stdout is a regular file:
-    asyncio's pipe transports need a pipe, socket or terminal (gotcha 5)."""
+    asyncio's pipe transports need a pipe, socket or terminal."""
     _check_pipe(sys.stdin.fileno(), "stdin")
     _check_pipe(sys.stdout.fileno(), "stdout")
 

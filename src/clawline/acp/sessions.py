@@ -1,7 +1,7 @@
 """The bridge's sessions: ACP ``sessionId`` ↔ gateway key, and how a key is chosen.
 
-``_meta`` keys read on ``session/new``, ``session/load`` and ``session/resume`` (OpenClaw's,
-reference acp.md §14.3): ``sessionKey|session|key``, ``sessionLabel|label``,
+``_meta`` keys read on ``session/new``, ``session/load`` and ``session/resume`` (OpenClaw's
+``openclaw acp``): ``sessionKey|session|key``, ``sessionLabel|label``,
 ``resetSession|reset``, ``requireExistingSession|requireExisting``, ``prefixCwd``.
 
 Which gateway session (first that applies):

@@ -3,7 +3,7 @@
 Which gateway (:func:`open_upstream`): ``--url`` (else ``CLAWLINE_GATEWAY_URL``, else
 ``[gateway] url``); without one, the gateway that serves the state directory (its
 ``gateway.json``); when none answers there, a gateway started inside this process on
-``127.0.0.1:0`` with the state directory's services (store, run manager, dispatcher,
+``127.0.0.1:0`` with the state directory's runtime (store, run manager, dispatcher,
 recovery). The bridge always talks to it through the gateway protocol.
 
 ``chat`` and ``agent`` events reach every operator connection without a subscription; the
@@ -139,13 +139,13 @@ async def _in_process_gateway(
     from clawline.gateway.app import Gateway
     from clawline.gateway.server import bind_socket, serve
     from clawline.gateway.settings import resolve_gateway_settings
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
     gateway_settings = resolve_gateway_settings(
         settings, port=0, bind="loopback", token=token, env=env
     )
     AgentsConfig.from_settings(settings)
-    services = Services.open(settings)
+    runtime = Runtime.open(settings)
     sock = bind_socket("127.0.0.1", 0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
@@ -156,7 +156,7 @@ async def _in_process_gateway(
 
     server = asyncio.ensure_future(
         serve(
-            Gateway(services, gateway_settings),
+            Gateway(runtime, gateway_settings),
             sock=sock,
             on_ready=on_ready,
             stop=stop,
@@ -175,7 +175,7 @@ async def _in_process_gateway(
         stop.set()
         with contextlib.suppress(asyncio.CancelledError):
             await server
-        services.close()
+        runtime.close()
 
 
 @contextlib.asynccontextmanager

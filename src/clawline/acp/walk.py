@@ -1,4 +1,4 @@
-"""Walking the ``session/list`` pages of any ACP agent (subagent-ui.md §6 step 4).
+"""Walking the ``session/list`` pages of any ACP agent (docs/acp-client.md).
 
 The walker sends exactly ``session/list {}`` and then ``{"cursor": nextCursor}``, validates each
 page as raw JSON and returns the rows of all pages in order (duplicates kept: deduplication is

@@ -1,17 +1,20 @@
-"""Executing one run: the lifecycle around a runner (reference §9).
+"""Executing one run: the lifecycle around a runner (docs/gateway-chat.md).
 
-1. entry ``status:"running"``, ``startedAt`` → ``sessions.changed {reason:"send", phase:"start"}``
-   → ``agent`` lifecycle ``start``;
-2. the runner streams: ``agent`` ``assistant``/``tool`` events, throttled ``chat`` deltas;
-3. the assistant message is appended (``session.message``) — on abort, timeout or failure only
-   when some text was streamed;
-4. ``chat`` ``final`` | ``aborted`` | ``error`` → ``agent`` lifecycle ``end`` | ``error``;
+1. entry ``status:"running"``, ``startedAt`` → :class:`~clawline.events.SessionChanged`
+   ``{reason:"send", phase:"start"}`` → :class:`~clawline.events.RunStarted`;
+2. the runner streams: :class:`~clawline.events.RunText` and :class:`~clawline.events.RunTool`
+   (through its :class:`~clawline.agents.stream.RunStream`);
+3. the assistant message is appended (:class:`~clawline.events.MessageAppended`) — on abort,
+   timeout or failure only when some text was streamed;
+4. :class:`~clawline.events.RunEnded` (status, the message, stop reason, usage, error);
 5. entry ``status`` (``done``/``killed``/``timeout``/``failed``), ``endedAt``, ``runtimeMs``,
    ``abortedLastRun``, with the run's stored idempotency outcome in the same transaction →
-   ``sessions.changed {phase:"end"|"error"}`` → the manager records the outcome (idempotency
-   cache, ``agent.wait``, the ``agent`` method's second answer).
+   :class:`~clawline.events.SessionChanged` ``{phase:"end"|"error"}`` → the manager records the
+   outcome (idempotency cache, ``agent.wait``, the ``agent`` method's second answer).
 
-Store writes go through ``Services.call``; events are published on the loop.
+Store writes go through the store workers; domain events are published on the loop. The gateway
+turns them into ``sessions.changed``, ``session.message``, ``agent``, ``chat`` and
+``session.update`` frames (:mod:`clawline.gateway.projection`).
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from clawline.agents.run_keys import RunKeys
 from clawline.agents.runner import RunContext, Runner, RunOutput
 from clawline.agents.stream import RunStream
 from clawline.errors import SessionNotFound
-from clawline.sessions.notify import SessionNotifier, message_json
-from clawline.sessions.transcript import TranscriptEvent
+from clawline.events import DomainEvents, RunEnded, SessionChanged
+from clawline.sessions.catalog import Cause
+from clawline.sessions.transcript import TranscriptEvent, message_json
 from clawline.types import JSON, JSONObject, SessionStatus
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["ABORT_GRACE_S", "RunExecution"]
 
@@ -62,8 +66,8 @@ def _consume(task: asyncio.Task[RunOutput]) -> None:
 class RunExecution:
     def __init__(
         self,
-        services: Services,
-        notifier: SessionNotifier,
+        services: Runtime,
+        events: DomainEvents,
         *,
         runner: Callable[[Run], Runner],
         on_ended: Callable[[Run, RunOutcome], None],
@@ -72,7 +76,7 @@ class RunExecution:
         keys: RunKeys | None = None,
     ) -> None:
         self._services = services
-        self._notifier = notifier
+        self._events = events
         self._runner = runner
         self._on_ended = on_ended
         self._concurrent = concurrent
@@ -89,39 +93,50 @@ class RunExecution:
             self.end_unstarted(run)
             return
         clock = self._services.clock
-        stream = RunStream(
-            self._services.bus, clock, run_id=run.run_id, session_key=run.session_key
-        )
+        stream = RunStream(self._events, clock, run_id=run.run_id, session_key=run.session_key)
         run.state = RunState.RUNNING
         run.started_at = clock.now_ms()
         first = False
+        started = Cause("send", "start", run.run_id)
         try:
-            if not self._concurrent(run):
+            if self._concurrent(run):  # the other run owns the entry's status; still told
+                self._events.publish(
+                    SessionChanged(run.session_key, "send", "start", run_id=run.run_id)
+                )
+            else:
                 first = await self._write_status(
-                    run, status="running", startedAt=run.started_at, endedAt=None, runtimeMs=None
+                    run,
+                    started,
+                    status="running",
+                    startedAt=run.started_at,
+                    endedAt=None,
+                    runtimeMs=None,
                 )
         except Exception as error:
             log.warning("run %s could not start: %s", run.run_id, error)
             ending = _Ending("failed", "error", "", error=str(error) or type(error).__name__)
         else:
-            await self._guard(
-                self._notifier.changed(
-                    run.session_key, reason="send", phase="start", run_id=run.run_id
-                )
-            )
-            stream.lifecycle("start", startedAt=run.started_at)
+            stream.started(run.started_at)
             if first and self._on_first_run is not None:
                 await self._on_first_run(run)
             ending = await self._invoke(run, stream)
         await self._finish(run, stream, ending)
 
     def end_unstarted(self, run: Run) -> None:
-        """End a run that never started (aborted while queued): ``chat`` ``aborted`` only."""
-        stream = RunStream(
-            self._services.bus, self._services.clock, run_id=run.run_id, session_key=run.session_key
+        """End a run that never started (aborted while queued): only its end is told."""
+        outcome = self._outcome(run, _Ending("killed", "aborted", "", error="aborted"))
+        self._events.publish(
+            RunEnded(
+                run.run_id,
+                run.session_key,
+                status="killed",
+                stop_reason="aborted",
+                started_at=None,
+                ended_at=outcome.ended_at,
+                error="aborted",
+            )
         )
-        stream.chat("aborted", stopReason="aborted")
-        self._on_ended(run, self._outcome(run, _Ending("killed", "aborted", "", error="aborted")))
+        self._on_ended(run, outcome)
 
     def fail(self, run: Run, error: str) -> None:
         """Record a run that broke outside its runner (a bug or a lost store)."""
@@ -141,8 +156,9 @@ class RunExecution:
             if stream.closed:
                 raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
             catalog = self._services.catalog
-            event = await self._services.call(catalog.append, run.session_key, MESSAGE_EVENT, data)
-            await self._guard(self._notifier.message(run.session_key, event, run_id=run.run_id))
+            event = await self._services.call(
+                catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
+            )
             return message_json(event)
 
         return RunContext(
@@ -224,45 +240,34 @@ class RunExecution:
             )
             try:
                 event = await self._services.call(
-                    self._services.catalog.append, run.session_key, MESSAGE_EVENT, data
+                    self._services.catalog.append,
+                    run.session_key,
+                    MESSAGE_EVENT,
+                    data,
+                    run_id=run.run_id,
                 )
             except Exception as error:
                 log.warning("run %s: assistant message not stored: %s", run.run_id, error)
-            else:
-                await self._guard(self._notifier.message(run.session_key, event, run_id=run.run_id))
         message: JSONObject | None = None
         if event is not None:
             message = message_json(event)
         elif ending.text:
             message = stream.partial_message()
-        usage = dict(ending.usage) if ending.usage is not None else None
-        if ending.status == "done":
-            stream.chat("final", message=message, stopReason=ending.stop_reason, usage=usage)
-        elif ending.status == "killed":
-            stream.chat("aborted", message=message, stopReason="aborted")
-        else:
-            kind = "timeout" if ending.status == "timeout" else "unknown"
-            stream.chat(
-                "error",
-                message=message,
-                errorMessage=ending.error,
-                errorKind=kind,
-                stopReason=ending.stop_reason,
-            )
-        stream.completed(ending.status)
         ended_at = self._services.clock.now_ms()
         started_at = run.started_at or ended_at
-        if ending.status == "failed":
-            stream.lifecycle("error", startedAt=started_at, endedAt=ended_at, error=ending.error)
-        else:
-            cut_short = ending.status in ("killed", "timeout")
-            stream.lifecycle(
-                "end",
-                startedAt=started_at,
-                endedAt=ended_at,
-                aborted=cut_short,
-                stopReason=ending.stop_reason,
+        self._events.publish(
+            RunEnded(
+                run.run_id,
+                run.session_key,
+                status=ending.status,
+                stop_reason=ending.stop_reason,
+                started_at=started_at,
+                ended_at=ended_at,
+                message=message,
+                error=ending.error,
+                usage=ending.usage,
             )
+        )
         outcome = self._outcome(run, ending, ended_at=ended_at)
         status: JSONObject | None = None
         if not self._concurrent(run):
@@ -272,15 +277,15 @@ class RunExecution:
                 "runtimeMs": ended_at - started_at,
                 "abortedLastRun": ending.status in ("killed", "timeout"),
             }
+        phase = "error" if ending.status == "failed" else "end"
+        run.state = RunState.ENDED  # the session's row no longer counts it as active
+        told = False
         try:
-            await self._write_end(run, status, outcome)
+            told = await self._write_end(run, status, outcome, Cause("send", phase, run.run_id))
         except Exception as error:
             log.warning("run %s: end status not stored: %s", run.run_id, error)
-        run.state = RunState.ENDED  # the session's row no longer counts it as active
-        phase = "error" if ending.status == "failed" else "end"
-        await self._guard(
-            self._notifier.changed(run.session_key, reason="send", phase=phase, run_id=run.run_id)
-        )
+        if not told:  # nothing committed to carry the news: tell it without an entry
+            self._events.publish(SessionChanged(run.session_key, "send", phase, run_id=run.run_id))
         self._on_ended(run, outcome)
 
     def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:
@@ -297,38 +302,45 @@ class RunExecution:
             usage=ending.usage,
         )
 
-    async def _write_end(self, run: Run, status: JSONObject | None, outcome: RunOutcome) -> None:
-        """The session's end ``status`` and the run's idempotency outcome, in one transaction.
-        A run beside another one (``status`` ``None``) writes neither: the status is left to
-        the other run, and the manager stores the outcome once this run has ended, so that
-        the other run, ending too, sees this one as ended rather than still running."""
+    async def _write_end(
+        self, run: Run, status: JSONObject | None, outcome: RunOutcome, cause: Cause
+    ) -> bool:
+        """The session's end ``status`` and the run's idempotency outcome, in one transaction
+        that also tells the change (``cause``); whether it did. A run beside another one
+        (``status`` ``None``) writes neither: the status is left to the other run, and the
+        manager stores the outcome once this run has ended, so that the other run, ending
+        too, sees this one as ended rather than still running."""
         if status is None:
-            return
+            return False
         key_store = self._keys if run.key_pending else None
-        await self._services.call(self._end_now, run, status, outcome, key_store)
+        told = await self._services.call(self._end_now, run, status, outcome, key_store, cause)
         run.key_pending = False
+        return told
 
     def _end_now(
-        self, run: Run, status: JSONObject, outcome: RunOutcome, key_store: RunKeys | None
-    ) -> None:
+        self,
+        run: Run,
+        status: JSONObject,
+        outcome: RunOutcome,
+        key_store: RunKeys | None,
+        cause: Cause,
+    ) -> bool:
+        told = True
         with self._services.catalog.transaction() as work:
             try:
-                work.patch(run.session_key, status, create=False)
+                work.patch(run.session_key, status, create=False, cause=cause)
             except SessionNotFound:  # deleted mid-run; its key still gets the outcome
                 log.info("run %s: session gone, end status not stored", run.run_id)
+                told = False
             if key_store is not None:
                 key_store.settle(work.tx, run, outcome)
+        return told
 
-    async def _write_status(self, run: Run, **changes: JSON) -> bool:
-        """Patch the run's session; whether it had never run before (no ``startedAt``)."""
+    async def _write_status(self, run: Run, cause: Cause, **changes: JSON) -> bool:
+        """Patch the run's session, telling it as ``cause``; whether it had never run before
+        (no ``startedAt``)."""
         catalog = self._services.catalog
-        change = await self._services.call(catalog.patch, run.session_key, changes, create=False)
+        change = await self._services.call(
+            catalog.patch, run.session_key, changes, create=False, cause=cause
+        )
         return change.before is not None and change.before.started_at is None
-
-    @staticmethod
-    async def _guard(publishing: Awaitable[None]) -> None:
-        """Publishing needs a row read; a failing store must not break the run's ending."""
-        try:
-            await publishing
-        except Exception as error:
-            log.warning("session event not published: %s", error)

@@ -1,7 +1,7 @@
 """Reading a session's chat history: the last messages of its transcript, clipped to size.
 
 Used by ``chat.history`` and by runners (``RunContext.history``). The reads are blocking; call
-them through ``Services.call``.
+them through ``Runtime.call``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 import orjson
 
 from clawline.agents.messages import MESSAGE_EVENT
-from clawline.sessions.notify import message_json
-from clawline.sessions.transcript import TranscriptEvent
+from clawline.sessions.transcript import TranscriptEvent, message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 

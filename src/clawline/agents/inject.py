@@ -6,13 +6,12 @@ import uuid
 from typing import TYPE_CHECKING
 
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message, check_message
-from clawline.agents.stream import RunStream
 from clawline.errors import InvalidField
-from clawline.sessions.notify import SessionNotifier, message_json
+from clawline.sessions.transcript import message_json
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["MAX_INJECT_LABEL", "inject_message"]
 
@@ -20,16 +19,16 @@ MAX_INJECT_LABEL = 100
 
 
 async def inject_message(
-    services: Services,
-    notifier: SessionNotifier,
+    services: Runtime,
     session_key: str,
     message: str,
     label: str | None = None,
 ) -> JSONObject:
     """Append ``{role:"assistant", content, stopReason:"injected", injected:true, label?}`` to
-    an existing session (``session not found: <key>`` otherwise), publish it as
-    ``session.message`` and as a ``chat`` ``final`` of a one-off run id ``inject-<uuid>`` so
-    chat views show it; return the stored message (with ``id`` and ``seq``)."""
+    an existing session (``session not found: <key>`` otherwise) and publish it with a one-off
+    run id ``inject-<uuid>`` (the gateway shows it as ``session.message`` and as that run's
+    ``chat`` ``final``, so chat views show it); return the stored message (with ``id`` and
+    ``seq``)."""
     key = services.catalog.canonical(session_key)
     text = check_message(message)
     if label is not None and (not isinstance(label, str) or len(label) > MAX_INJECT_LABEL):
@@ -38,11 +37,7 @@ async def inject_message(
     if label:
         extra["label"] = label
     data = assistant_message(text, stop_reason="injected", extra=extra)
-    event = await services.call(services.catalog.append, key, MESSAGE_EVENT, data)
-    await notifier.message(key, event)
-    stored = message_json(event)
-    stream = RunStream(
-        services.bus, services.clock, run_id=f"inject-{uuid.uuid4()}", session_key=key
+    event = await services.call(
+        services.catalog.append, key, MESSAGE_EVENT, data, inject_run_id=f"inject-{uuid.uuid4()}"
     )
-    stream.chat("final", message=stored, stopReason="injected")
-    return stored
+    return message_json(event)

@@ -1,6 +1,6 @@
 """Session lanes: each session's runs execute one after another, sessions side by side.
 
-This is OpenClaw's queue mode ``followup`` (reference collaboration.md §11): a message for a
+This is OpenClaw's queue mode ``followup``: a message for a
 busy session is accepted and its run starts when the runs before it have ended. A lane exists
 while its session has a queued or running run; its worker task drains it and then goes away.
 

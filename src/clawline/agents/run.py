@@ -1,6 +1,6 @@
 """One run: its record while it is queued or running, and its outcome once it has ended.
 
-Terminal entry status (reference §9): a lifecycle ``error`` → ``failed``; a user abort
+Terminal entry status (OpenClaw's run state): a lifecycle ``error`` → ``failed``; a user abort
 (``stopReason:"aborted"``) → ``killed``; an abort by the run's timer (``aborted`` without that
 stop reason) → ``timeout``; otherwise ``done``.
 """
@@ -49,7 +49,7 @@ class StopRequest(enum.Enum):
 
 
 def terminal_status(*, error: bool, stop_reason: str | None, aborted: bool) -> SessionStatus:
-    """Reference §9, in its order."""
+    """OpenClaw's rules (module docstring), in their order."""
     if error:
         return "failed"
     if stop_reason == "aborted":

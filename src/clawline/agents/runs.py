@@ -79,13 +79,13 @@ from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.errors import InvalidField
-from clawline.sessions.notify import SessionNotifier
+from clawline.sessions.catalog import Cause
 from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["IDEMPOTENCY_TTL_MS", "RunEndHook", "RunManager", "RunsClosed", "SendAck"]
 
@@ -96,7 +96,7 @@ RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
 
 
 class RunManager:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Runtime) -> None:
         self._services = services
         self.settings = AgentSettings.from_settings(services.settings)
         # Tools and providers come from the plugins (clawline's own through its built-in
@@ -112,7 +112,6 @@ class RunManager:
         self.runner: Runner = AgentRunner(
             services, config=self.config, providers=self.providers, tools=self.tools
         )
-        self._notifier = SessionNotifier(services)
         self._cache = IdempotencyCache(services.clock)
         self._keys = RunKeys(services.store, services.clock, self._cache.ttl_ms)
         self._active: dict[str, Run] = {}
@@ -128,7 +127,7 @@ class RunManager:
         self._closed = False
         self._execution = RunExecution(
             services,
-            self._notifier,
+            services.events,
             runner=lambda run: self.runner_for(run.session_key),
             on_ended=self._ended,
             concurrent=lambda run: self._lanes.running_besides(run),
@@ -267,7 +266,7 @@ class RunManager:
 
     def _prepare_now(
         self, run: Run, data: JSONObject
-    ) -> tuple[str, TranscriptEvent, bool] | IdempotencyRecord:
+    ) -> tuple[str, TranscriptEvent] | IdempotencyRecord:
         """On the store thread, in one transaction: claim the run's idempotency key, create
         the entry when missing, append the user message. A key the store already holds is
         returned instead (nothing written)."""
@@ -277,21 +276,20 @@ class RunManager:
             if held is not None:
                 return held
             entry = work.tx.get(key)
-            created = entry is None
             if entry is None:
-                entry = work.patch(key, {}).after
+                entry = work.patch(key, {}, cause=Cause("create")).after
                 assert entry is not None
-            event = work.append(key, MESSAGE_EVENT, data)
-        return entry.session_id, event, created
+            event = work.append(key, MESSAGE_EVENT, data, run_id=run.run_id)
+        return entry.session_id, event
 
-    def _existing_now(self, key: str) -> tuple[str, None, bool]:
+    def _existing_now(self, key: str) -> tuple[str, None]:
         """On the store thread: the session id of a session whose message is already written."""
-        return self._services.catalog.require(key).session_id, None, False
+        return self._services.catalog.require(key).session_id, None
 
     async def _accept(self, run: Run) -> SendAck:
         data = user_message(run.message, run.attachments)
         data["runId"] = run.run_id
-        prepared: tuple[str, TranscriptEvent | None, bool] | IdempotencyRecord
+        prepared: tuple[str, TranscriptEvent | None] | IdempotencyRecord
         try:
             if run.message_seq is None:
                 prepared = await self._services.call(self._prepare_now, run, data)
@@ -305,19 +303,12 @@ class RunManager:
         if isinstance(prepared, IdempotencyRecord):
             return self._held(run, prepared)
         run.key_pending = run.message_seq is None
-        session_id, event, created = prepared
+        session_id, event = prepared
         run.session_id = session_id
         if event is not None:
             run.message_seq = event.seq
         if run.stop is None and not self._closed:
             self._lanes.enqueue(run)
-        try:
-            if created:
-                await self._notifier.changed(run.session_key, reason="create")
-            if event is not None:
-                await self._notifier.message(run.session_key, event, run_id=run.run_id)
-        except Exception as error:
-            log.warning("run %s: user message not published: %s", run.run_id, error)
         if run.state is RunState.PENDING:
             self._execution.end_unstarted(run)
         return self._ack(run, "started")
@@ -522,4 +513,4 @@ class RunManager:
 
     async def inject(self, session_key: str, message: str, label: str | None = None) -> JSONObject:
         """``chat.inject``: see :func:`clawline.agents.inject.inject_message`."""
-        return await inject_message(self._services, self._notifier, session_key, message, label)
+        return await inject_message(self._services, session_key, message, label)

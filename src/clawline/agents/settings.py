@@ -90,7 +90,7 @@ class ToolPolicy:
 
 @dataclass(frozen=True, slots=True)
 class SubagentLimits:
-    """``agents.defaults.subagents`` merged with an agent's ``subagents`` (collaboration.md §12)."""
+    """``agents.defaults.subagents`` merged with an agent's ``subagents`` (OpenClaw's defaults)."""
 
     max_spawn_depth: int = 1
     max_children_per_agent: int = 5

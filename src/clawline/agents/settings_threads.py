@@ -1,5 +1,5 @@
 """Thread binding configuration: ``[session.threadBindings]``, ``[channels.<ch>.threadBindings]``
-and ``[channels.<ch>.accounts.<acct>.threadBindings]`` (collaboration.md §9).
+and ``[channels.<ch>.accounts.<acct>.threadBindings]`` (OpenClaw's keys).
 
 ::
 

@@ -1,6 +1,6 @@
 """What kind of turn a run is: a plain message, an agent-to-agent step, a completion event.
 
-The collaboration code builds these turns (collaboration.md §4-§5); models, and the offline
+The collaboration code builds these turns (:mod:`clawline.collab`); models, and the offline
 model in particular, recognise them with :func:`classify_turn`. The markers are the documented
 prefixes, so the code writing a step and the code reading it agree through these constants:
 
@@ -8,8 +8,8 @@ prefixes, so the code writing a step and the code reading it agree through these
 :data:`A2A_CONTEXT_PREFIX`      first line of a ``sessions_send`` round-1 ``extraSystemPrompt``
 :data:`REPLY_STEP_PREFIX`       first line of a ping-pong step's ``extraSystemPrompt``
 :data:`ANNOUNCE_STEP_MESSAGE`   the message of the announce step on the target
-:data:`COMPLETION_EVENT_MARKER` a line of a rendered task-completion event (§4.2)
-:data:`SUBAGENT_TASK_PREFIX`    starts the task line of a spawned child's first message (§2.5)
+:data:`COMPLETION_EVENT_MARKER` a line of a rendered task-completion event
+:data:`SUBAGENT_TASK_PREFIX`    starts the task line of a spawned child's first message
 ==============================  ============================================================
 """
 

@@ -54,7 +54,7 @@ from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.workspace import ensure_workspace, workspace_for
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["MAX_TOOL_ROUNDS", "TURN_HISTORY_LIMIT", "AgentRunner", "system_prompt"]
 
@@ -88,7 +88,7 @@ class AgentRunner:
 
     def __init__(
         self,
-        services: Services,
+        services: Runtime,
         *,
         config: AgentsConfig,
         providers: ProviderRegistry,

@@ -1,4 +1,4 @@
-"""Channels: adapters that tell clawline about conversations and threads (collaboration.md §9).
+"""Channels: adapters that tell clawline about conversations and threads (docs/collaboration.md).
 
 - :mod:`clawline.channels.base`: the adapter protocol, capabilities, hook events and results;
 - :mod:`clawline.channels.planning`: choosing the conversation a spawn binds, the refusal texts;

@@ -2,7 +2,7 @@
 
 A *channel* is a surface where people talk to agents (``webchat``, a chat network, …); an
 *account* is one identity of clawline on it; a *conversation* is one chat, room or thread there,
-named by an id the channel chooses. A thread binding (collaboration.md §9) ties a conversation
+named by an id the channel chooses. A thread binding (docs/collaboration.md) ties a conversation
 to a session, so messages in it go to that session and the session's output comes back to it.
 
 An adapter declares its binding capabilities ``{adapterAvailable, bindSupported, placements}``
@@ -145,7 +145,7 @@ SpawningResult: TypeAlias = SpawningOk | SpawningError
 
 @dataclass(frozen=True, slots=True)
 class SubagentEnded:
-    """The ``subagent_ended`` notification (collaboration.md §11) as clawline fires it when a
+    """The ``subagent_ended`` notification (OpenClaw's hook) as clawline fires it when a
     session's thread bindings end (session deleted, ``/unfocus``, expiry)."""
 
     target_session_key: str

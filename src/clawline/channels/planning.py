@@ -1,5 +1,5 @@
-"""Choosing the conversation a spawn binds, and the exact refusal texts (collaboration.md §2.3
-step 9, §2.7 step 7).
+"""Choosing the conversation a spawn binds, and the exact refusal texts (OpenClaw's,
+listed in docs/collaboration.md).
 
 :func:`plan_binding` applies the checks in OpenClaw's order: bindings enabled for the account,
 spawns of this kind enabled, an adapter available, the placement supported, a conversation to

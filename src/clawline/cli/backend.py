@@ -196,7 +196,9 @@ class LocalSessionsBackend:
 
 def open_local_backend(settings: Settings, clock: Clock) -> LocalSessionsBackend:
     """The configured store (``store_url``, else SQLite in the state directory)."""
-    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
     catalog = SessionCatalog(
         store,
         clock=clock,

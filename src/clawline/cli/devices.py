@@ -29,7 +29,9 @@ _NONE = "-"
 
 def _registry(state: CliState) -> PairingRegistry:
     settings = state.settings
-    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
     click.get_current_context().call_on_close(store.close)
     return PairingRegistry(store, clock=state.clock)
 

@@ -87,7 +87,7 @@ def run_gateway(
     from clawline.gateway.app import Gateway
     from clawline.gateway.server import bind_socket
     from clawline.gateway.settings import resolve_gateway_settings
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
     settings = state.settings
     gateway_settings = resolve_gateway_settings(
@@ -101,14 +101,14 @@ def run_gateway(
         where = f"{gateway_settings.host}:{gateway_settings.port}"
         raise CommandFailed(f"cannot listen on {where}: {error.strerror or error}") from None
     try:
-        services = Services.open(settings, clock=state.clock)
+        runtime = Runtime.open(settings, clock=state.clock)
     except BaseException:
         sock.close()
         raise
     try:
-        asyncio.run(_serve(Gateway(services, gateway_settings), sock))
+        asyncio.run(_serve(Gateway(runtime, gateway_settings), sock))
     finally:
-        services.close()
+        runtime.close()
     log.info("stopped")
 
 

@@ -189,7 +189,9 @@ def open_tasks_backend(state: CliState) -> TasksBackend:
             device = load_or_create_identity(settings.state_dir)
             client = BlockingGatewayClient.connect(target.url, token=target.token, device=device)
             return GatewayTasksBackend(client)
-    store = open_store(settings.store_url, default_sqlite_path=settings.sqlite_path)
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
     catalog = SessionCatalog(
         store,
         clock=state.clock,

@@ -1,4 +1,4 @@
-"""The agent-to-agent exchange after a ``sessions_send`` (collaboration.md §5): ping-pong turns
+"""The agent-to-agent exchange after a ``sessions_send`` (docs/collaboration.md): ping-pong turns
 and the announce step.
 
 Once the target has answered round 1 (``reply``), and when the requester is another session,
@@ -41,10 +41,9 @@ from clawline.agents.steps import (
     is_token,
 )
 from clawline.collab.sanitize import visible_text
-from clawline.sessions.notify import SessionNotifier
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "ANNOUNCE_PROMPT_PREFIX",
@@ -151,7 +150,7 @@ def reply_of(outcome: RunOutcome | None) -> str | None:
 
 
 async def run_step(
-    services: Services,
+    services: Runtime,
     session_key: str,
     message: str,
     extra_system_prompt: str,
@@ -185,7 +184,7 @@ async def run_step(
     return reply_of(outcome)
 
 
-async def _round_one(services: Services, exchange: Exchange) -> str | None:
+async def _round_one(services: Runtime, exchange: Exchange) -> str | None:
     if exchange.round_one_reply or exchange.round_one_run_id is None:
         return exchange.round_one_reply
     wait_ms = min(exchange.step_timeout_ms, MAX_ROUND_ONE_WAIT_MS)
@@ -193,7 +192,7 @@ async def _round_one(services: Services, exchange: Exchange) -> str | None:
     return reply_of(outcome)
 
 
-async def _ping_pong(services: Services, exchange: Exchange, latest: str) -> str:
+async def _ping_pong(services: Runtime, exchange: Exchange, latest: str) -> str:
     current, other = exchange.requester_key, exchange.target_key
     incoming = latest
     for turn in range(1, exchange.max_turns + 1):
@@ -213,14 +212,13 @@ async def _ping_pong(services: Services, exchange: Exchange, latest: str) -> str
     return latest
 
 
-async def deliver_announce(services: Services, target_key: str, text: str) -> None:
+async def deliver_announce(services: Runtime, target_key: str, text: str) -> None:
     """Post an announce reply to the target's "channel": its transcript (module docstring)."""
     data = assistant_message(text, stop_reason="stop", extra={"a2aAnnounce": True})
-    event = await services.call(services.catalog.append, target_key, MESSAGE_EVENT, data)
-    await SessionNotifier(services).message(target_key, event)
+    await services.call(services.catalog.append, target_key, MESSAGE_EVENT, data)
 
 
-async def run_exchange(services: Services, exchange: Exchange) -> None:
+async def run_exchange(services: Runtime, exchange: Exchange) -> None:
     """Ping-pong, then the announce step (module docstring). Failures are logged only."""
     try:
         round_one = await _round_one(services, exchange)

@@ -1,5 +1,5 @@
 """``agents_list``: the agents a requester may target with ``sessions_spawn`` (OpenClaw's tool,
-collaboration.md §2.3), and the registry check ``sessions_spawn`` makes with the same rule.
+docs/collaboration.md), and the registry check ``sessions_spawn`` makes with the same rule.
 
 An agent is **defined** when it is the requester's own agent, the default agent
 (``[agents] default``), or an ``[[agents.list]]`` id. The **targets** of a requester are the

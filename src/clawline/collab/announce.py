@@ -1,5 +1,6 @@
 """The announce dispatcher (``services.announcer``): delivers the durable inbox to requesters
-(collaboration.md §4; clawline's answer to the lost completions of §4.4).
+(docs/design-agents.md; clawline's answer to the completions OpenClaw loses on a restart or
+while the requester is busy).
 
 A child's end writes an inbox row in the same transaction as its run record and task
 (:mod:`clawline.collab.ending`). The dispatcher delivers a requester's pending rows when the
@@ -23,8 +24,8 @@ they were written are retired (marked delivered without a ``deliverySeq``, task
 ``deliveryStatus: failed``).
 
 A requester whose session no longer exists: rows of a sub-agent requester are handed to *its*
-requester when that session exists (§4.1 step 5); otherwise they are retired (``deliveredAt``
-set, ``deliverySeq`` null) and their tasks get ``deliveryStatus: parent_missing``.
+requester when that session exists (as OpenClaw re-targets them); otherwise they are retired
+(``deliveredAt`` set, ``deliverySeq`` null) and their tasks get ``deliveryStatus: parent_missing``.
 
 The dispatcher also runs start-up recovery and the sweepers (:meth:`Announcer.start`).
 """
@@ -44,14 +45,13 @@ from clawline.agents.run import Run, RunOutcome
 from clawline.errors import ClawlineError
 from clawline.sessions.catalog import CatalogTransaction
 from clawline.sessions.entry import SessionEntry
-from clawline.sessions.notify import SessionNotifier
 from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.records import InboxItem
 from clawline.tasks.model import TaskNotFound
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "ANNOUNCE_BATCH",
@@ -98,9 +98,8 @@ class _Failures:
 
 
 class Announcer:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Runtime) -> None:
         self._services = services
-        self._notifier = SessionNotifier(services)
         self._waiting: set[str] = set()
         """Requesters known to have pending rows (tried again when their run ends)."""
         self._delivering: set[str] = set()
@@ -240,7 +239,7 @@ class Announcer:
                 "announce": {"inboxIds": list(ids), "runIds": [row.run_id for row in rows]},
             }
         )
-        event = work.append(entry.key, MESSAGE_EVENT, data)
+        event = work.append(entry.key, MESSAGE_EVENT, data, run_id=run_id)
         marked = work.tx.inbox.mark_delivered(ids, now, event.seq)
         if marked != sorted(ids):
             raise _Raced()
@@ -272,10 +271,6 @@ class Announcer:
 
     async def _start_turn(self, delivery: Delivery) -> None:
         services = self._services
-        try:
-            await self._notifier.message(delivery.requester, delivery.event, run_id=delivery.run_id)
-        except Exception as error:
-            log.warning("delivered completions of %s not published: %s", delivery.requester, error)
         entry = delivery.entry
         subagent = (entry.spawn_depth or 0) >= 1
         prompt = await services.call(self._requester_prompt, entry) if subagent else None

@@ -1,4 +1,4 @@
-"""``sessions_spawn`` attachments (collaboration.md §2.4): files handed to a subagent.
+"""``sessions_spawn`` attachments (OpenClaw's limits and texts): files handed to a subagent.
 
 Disabled unless configured::
 

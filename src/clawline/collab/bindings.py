@@ -1,5 +1,5 @@
-"""Living thread bindings: routing, completion delivery, unbinding and expiry (collaboration.md
-§9).
+"""Living thread bindings: routing, completion delivery, unbinding and expiry
+(docs/collaboration.md, "Routing, delivery, unbinding, expiry").
 
 - :func:`route_inbound`: a message in a bound conversation goes to the bound session (and
   counts as activity); an expired binding found on the way is ended instead.
@@ -32,7 +32,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings_threads import ThreadBindingsConfig
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
     from clawline.store.base import Store
 
@@ -63,7 +63,7 @@ def target_kind(session_key: str) -> str:
 
 
 async def notify_ended(
-    services: Services,
+    services: Runtime,
     ended: Iterable[ThreadBinding],
     reason: str,
     *,
@@ -112,7 +112,7 @@ def _route_blocking(
 
 
 async def route_inbound(
-    services: Services, channel: str, account_id: str | None, conversation_id: str
+    services: Runtime, channel: str, account_id: str | None, conversation_id: str
 ) -> str | None:
     """The session bound to this conversation (its ``lastActivityAt`` set to now), or ``None``
     when none is — the caller then routes as usual. ``account_id`` ``None`` means the channel's
@@ -197,7 +197,7 @@ def resolve_delivery_target(
 
 
 async def delivery_target_for(
-    services: Services,
+    services: Runtime,
     session_key: str,
     *,
     requester_origin: Mapping[str, JSON] | None = None,
@@ -240,7 +240,7 @@ def _unbind_session(store: Store, session_key: str, now: int, reason: str) -> li
 
 
 async def unbind(
-    services: Services,
+    services: Runtime,
     *,
     channel: str,
     account_id: str | None,
@@ -266,7 +266,7 @@ async def unbind(
 
 
 async def unbind_session(
-    services: Services, session_key: str, *, reason: str, outcome: str | None = None
+    services: Runtime, session_key: str, *, reason: str, outcome: str | None = None
 ) -> list[ThreadBinding]:
     """End every binding of a session (newest first); fires ``subagent_ended`` if any."""
     ended = await services.call(
@@ -277,7 +277,7 @@ async def unbind_session(
 
 
 async def unbind_deleted_session(
-    services: Services, session_key: str, *, deleted: bool, emit_hooks: bool = True
+    services: Runtime, session_key: str, *, deleted: bool, emit_hooks: bool = True
 ) -> list[ThreadBinding]:
     """``sessions.delete``: end the session's bindings (reason ``session-delete``) and, unless
     ``emit_hooks`` is false, fire ``subagent_ended`` (outcome ``deleted``) — also without
@@ -321,7 +321,7 @@ def expire_bindings_blocking(
 
 
 async def sweep_thread_bindings(
-    services: Services, now: int | None = None, *, batch: int = SWEEP_BATCH
+    services: Runtime, now: int | None = None, *, batch: int = SWEEP_BATCH
 ) -> list[ThreadBinding]:
     """One expiry pass (up to ``batch`` bindings); fires ``subagent_ended`` per session with
     the expiry reason. Returns the ended bindings."""
@@ -335,7 +335,7 @@ async def sweep_thread_bindings(
 
 
 async def run_thread_binding_sweeper(
-    services: Services, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
+    services: Runtime, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
 ) -> None:
     """Sweep every ``interval_ms`` until ``stop`` is set (the gateway runs it for its
     lifetime). A failed pass is logged and the next one tried as usual."""

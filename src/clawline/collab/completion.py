@@ -1,5 +1,5 @@
 """How a child's run ended, and the task-completion event its requester receives
-(collaboration.md §3.3, §4.1 steps 3-6, §4.2).
+(OpenClaw's completion detection and announce; docs/design-agents.md).
 
 :func:`ending_of` maps a run's terminal status to the run record's ``outcome`` and
 ``endedReason``, the task's terminal status and the event's status label:
@@ -16,7 +16,7 @@
 A run ended by the ``subagents`` tool (kill, steer) never gets here: its record is ended by the
 tool, with ``suppressAnnounceReason``, before the run is aborted.
 
-:func:`render_event` writes the event text of §4.2 with the markers of
+:func:`render_event` writes OpenClaw's event text with the markers of
 :mod:`clawline.agents.steps` (so models, the offline one in particular, recognise it). Delimiters
 inside the child's result are escaped, so a result cannot close the block it is quoted in nor
 fake a second event.
@@ -165,7 +165,7 @@ def stats_line(
 
 @dataclass(frozen=True, slots=True)
 class CompletionEvent:
-    """§4.1 step 6: the internal event about one child's run."""
+    """OpenClaw's ``task_completion`` internal event about one child's run."""
 
     child_session_key: str
     child_session_id: str | None
@@ -223,7 +223,7 @@ class CompletionEvent:
 
 
 def render_event(event: CompletionEvent) -> str:
-    """The event as the requester's model reads it (§4.2)."""
+    """The event as the requester's model reads it (OpenClaw's layout, line by line)."""
     task_line = " ".join(_escape(event.task_label).split())
     lines = [
         INTERNAL_CONTEXT_BEGIN,

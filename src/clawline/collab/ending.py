@@ -1,5 +1,5 @@
 """Ending a sub-agent run record: one transaction writes the record's end, the task's terminal
-status and — unless suppressed — the requester's inbox row (collaboration.md §3.3, §4).
+status and — unless suppressed — the requester's inbox row (docs/design-agents.md).
 
 Suppressed (no inbox row): ``expectsCompletionMessage: false`` (task ``deliveryStatus``
 ``not_applicable``); a record already carrying ``suppressAnnounceReason`` (``killed``,
@@ -24,12 +24,12 @@ from clawline.store.records import InboxItem, SubagentRun, cap_result_text
 from clawline.types import JSON
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["end_record", "requester_is_subagent"]
 
 
-def requester_is_subagent(services: Services, requester: str) -> bool:
+def requester_is_subagent(services: Runtime, requester: str) -> bool:
     """A sub-agent (depth >= 1) or cron requester gets the internal-update instruction."""
     if keys.is_cron_key(requester):
         return True
@@ -37,7 +37,7 @@ def requester_is_subagent(services: Services, requester: str) -> bool:
     return entry is not None and (entry.spawn_depth or 0) >= 1
 
 
-def _archive_at(services: Services, record: SubagentRun, now: int) -> int | None:
+def _archive_at(services: Runtime, record: SubagentRun, now: int) -> int | None:
     if record.cleanup != "delete" or (record.spawn_mode or "run") != "run":
         return None
     agent = services.runs.config.resolve_agent(keys.agent_id_of(record.requester_session_key))
@@ -46,7 +46,7 @@ def _archive_at(services: Services, record: SubagentRun, now: int) -> int | None
 
 
 def end_record(
-    services: Services,
+    services: Runtime,
     work: CatalogTransaction,
     record: SubagentRun,
     ending: Ending,

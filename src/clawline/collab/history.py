@@ -1,4 +1,4 @@
-"""Reading another session's messages for a session tool (collaboration.md §7).
+"""Reading another session's messages for a session tool (docs/collaboration.md).
 
 :func:`read_history` reads the last ``limit`` transcript messages, drops tool messages unless
 asked for them, sanitises every message (:mod:`clawline.collab.sanitize`) and fits the result
@@ -15,7 +15,7 @@ import orjson
 
 from clawline.agents.history import read_messages
 from clawline.collab.sanitize import sanitize_message
-from clawline.sessions.notify import message_json
+from clawline.sessions.transcript import message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 

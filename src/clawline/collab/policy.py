@@ -1,4 +1,4 @@
-"""Agent-to-agent policy and session visibility (collaboration.md §6).
+"""Agent-to-agent policy and session visibility (docs/collaboration.md).
 
 Two settings decide which sessions a session tool may touch:
 
@@ -36,7 +36,7 @@ from clawline import keys
 from clawline.agents.settings import AgentsConfig, AgentToAgentPolicy, Visibility
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.store.base import Store
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
 Action: TypeAlias = Literal["list", "history", "send", "status"]
 
 
-def agents_config(services: Services) -> AgentsConfig:
+def agents_config(services: Runtime) -> AgentsConfig:
     """The agent configuration the run manager loaded (``tools.agentToAgent``,
     ``tools.sessions``, ``session.agentToAgent``)."""
     return services.runs.config
@@ -202,12 +202,12 @@ class VisibilityGuard:
 
 
 def spawned_keys(store: Store, requester_key: str) -> frozenset[str]:
-    """The requester's direct children (blocking: call through ``Services.call``)."""
+    """The requester's direct children (blocking: call through ``Runtime.call``)."""
     return frozenset(entry.key for entry in store.children(requester_key))
 
 
 async def load_guard(
-    services: Services,
+    services: Runtime,
     action: Action,
     requester_key: str,
     config: AgentsConfig | None = None,

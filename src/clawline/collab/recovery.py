@@ -38,7 +38,7 @@ from clawline.store.base import SessionQuery
 from clawline.store.records import SubagentRun
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["RECOVERY_BATCH", "Recovery", "recover", "recover_now"]
 
@@ -60,7 +60,7 @@ class Recovery:
     """Idempotency keys of lost runs given their outcome."""
 
 
-def _lose(services: Services, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
+def _lose(services: Runtime, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
     lost: list[str] = []
     announced = 0
     with services.catalog.transaction() as work:
@@ -89,7 +89,7 @@ def _lose(services: Services, batch: Sequence[SubagentRun], now: int) -> tuple[l
     return lost, announced
 
 
-def _fail_running(services: Services, now: int) -> int:
+def _fail_running(services: Runtime, now: int) -> int:
     store = services.store
     failed = 0
     seen: set[str] = set()
@@ -109,7 +109,7 @@ def _fail_running(services: Services, now: int) -> int:
                 failed += 1
 
 
-def recover_now(services: Services) -> Recovery:
+def recover_now(services: Runtime) -> Recovery:
     """Blocking: run on the store thread, before any run starts."""
     now = services.clock.now_ms()
     active = services.store.runs.active()
@@ -130,7 +130,7 @@ def recover_now(services: Services) -> Recovery:
     return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
 
 
-async def recover(services: Services) -> Recovery:
+async def recover(services: Runtime) -> Recovery:
     result = await services.call(recover_now, services)
     if result.lost or result.sessions_failed or result.keys_lost:
         log.warning(

@@ -1,4 +1,4 @@
-"""The row ``sessions_list`` shows a model (collaboration.md §7), built from a listing row.
+"""The row ``sessions_list`` shows a model (docs/collaboration.md), built from a listing row.
 
 ``{key, agentId, kind, channel, origin?{provider, accountId}, spawnedBy?, label?, displayName?,
 parentSessionKey?, deliveryContext?, updatedAt, sessionId, model?, contextTokens?,

@@ -1,4 +1,4 @@
-"""Making transcript messages safe and small for session tools (collaboration.md §7).
+"""Making transcript messages safe and small for session tools (docs/collaboration.md).
 
 What another session's history looks like to a model (``sessions_history``, the ``messages`` of
 ``sessions_list``, the replies ``sessions_send`` reads):

@@ -1,5 +1,5 @@
 """``sessions_send``: message another session and (by default) wait for its reply
-(collaboration.md §5).
+(docs/collaboration.md).
 
 Arguments ``{sessionKey?, label? (1..512), agentId? (1..64, with label), message,
 timeoutSeconds? >= 0 (default 30)}``. Checks, first failure wins, each answered
@@ -60,7 +60,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentsConfig
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
 
 __all__ = ["DEFAULT_TIMEOUT_SECONDS", "INTERNAL_CHANNEL", "SessionsSendTool"]
@@ -280,7 +280,7 @@ class SessionsSendTool:
         )
 
 
-def _start_exchange(services: Services, exchange: Exchange) -> None:
+def _start_exchange(services: Runtime, exchange: Exchange) -> None:
     services.runs.spawn_background(
         run_exchange(services, exchange), name=f"a2a {exchange.target_key}"
     )

@@ -1,5 +1,5 @@
 """The read-side session tools: ``sessions_list``, ``sessions_history``, ``sessions_yield``
-(collaboration.md §7).
+(docs/collaboration.md).
 
 - ``sessions_list {kinds?, limit? >= 1, activeMinutes? >= 1, messageLimit? >= 0}`` →
   ``{count, sessions:[row]}``. As in OpenClaw the listing's ``limit`` is applied *before* the
@@ -42,7 +42,7 @@ from clawline.store.base import SessionQuery
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
 
 __all__ = [
@@ -135,7 +135,7 @@ class SessionsListTool:
 
 
 async def _attach_messages(
-    services: Services, entries: list[SessionEntry], rows: list[JSONObject], limit: int
+    services: Runtime, entries: list[SessionEntry], rows: list[JSONObject], limit: int
 ) -> None:
     gate = asyncio.Semaphore(HISTORY_READS)
 

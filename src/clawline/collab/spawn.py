@@ -1,17 +1,17 @@
 """``sessions_spawn``: start a sub-agent session that works on a task and announces its result
-to the requester (collaboration.md §2).
+to the requester (docs/design-agents.md).
 
 Before the policy checks: a channel-delivery key is refused (``sessions_spawn does not support
 "<key>". …`` — OpenClaw throws it; here it is an error result with exactly that text), then the
 argument types (:mod:`clawline.collab.spawn_args`), then options of the other runtime.
 
 ``runtime: "acp"`` spawns an external ACP agent (:mod:`clawline.collab.spawn_acp`, its own
-checks and texts, §2.7). Without ``[acp.agents]`` it answers ``ACP runtime backend is not
+checks and texts). Without ``[acp.agents]`` it answers ``ACP runtime backend is not
 configured. Install and enable the acpx runtime plugin.``; OpenClaw's code for that refusal is
 ``ACP_BACKEND_MISSING``, which is not a spawn result code, so clawline reports it as
 ``errorCode: spawn_failed`` (the runtime could not be initialised).
 
-Sub-agent checks, first failure wins (§2.3), each ``{status, error}``:
+Sub-agent checks, first failure wins (OpenClaw's order), each ``{status, error}``:
 
 1. ``error``: ``Invalid agentId "<id>". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. Use
    agents_list to discover valid targets.``
@@ -194,7 +194,7 @@ class SessionsSpawnTool:
 
 
 class _Spawn:
-    """One sub-agent spawn (§2.3 checks, then §2.5)."""
+    """One sub-agent spawn (the checks above, then OpenClaw's spawn sequence)."""
 
     def __init__(self, ctx: ToolContext, request: SpawnRequest) -> None:
         self.ctx = ctx

@@ -1,5 +1,5 @@
 """``sessions_spawn`` with ``runtime: "acp"``: an external ACP agent as a child session
-(collaboration.md §2.7, §2.8; the runtime is :mod:`clawline.acp.runtime`).
+(docs/collaboration.md, "ACP children"; the runtime is :mod:`clawline.acp.runtime`).
 
 Checks, first failure wins, each ``{status, error, errorCode}``:
 
@@ -75,7 +75,7 @@ from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "ACP_BACKEND_MISSING",
@@ -142,7 +142,7 @@ def acp_accepted(
     return details
 
 
-async def acp_accepted_again(services: Services, record: SubagentRun, run_note: str) -> JSONObject:
+async def acp_accepted_again(services: Runtime, record: SubagentRun, run_note: str) -> JSONObject:
     """The accepted result of the ACP spawn that wrote ``record`` (only children without
     ``streamTo: "parent"`` have one, so there is no stream log to name)."""
     child = record.child_session_key
@@ -286,7 +286,7 @@ class _Start:
 
     async def _launch(self, session_id: str) -> ToolResult:
         from clawline.acp.runtime import WatchedRun  # loads the ACP SDK
-        from clawline.acp.runtime_process import AcpAgentError
+        from clawline.errors import AcpAgentError
 
         services, plan = self.services, self.plan
         runtime = services.acp

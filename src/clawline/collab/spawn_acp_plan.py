@@ -1,4 +1,4 @@
-"""What an ACP spawn writes, in **one** transaction (collaboration.md §2.7, §10):
+"""What an ACP spawn writes, in **one** transaction (docs/collaboration.md):
 
 - the child entry ``agent:<acpAgentId>:acp:<uuid>`` with its lineage — ``spawnedBy`` and
   ``parentSessionKey`` (the requester), ``spawnDepth`` (requester depth + 1),
@@ -35,13 +35,13 @@ from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
+from clawline.sessions.catalog import Cause
 from clawline.sessions.entry import SessionEntry
-from clawline.sessions.notify import SessionNotifier
 from clawline.store.records import SubagentRun
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["AcpChildPlan", "ChildRefused", "create_child", "discard_child"]
 
@@ -137,7 +137,7 @@ class AcpChildPlan:
             changes["deliveryContext"] = thread.delivery_context()
         return changes
 
-    def record(self, services: Services, now: int) -> SubagentRun:
+    def record(self, services: Runtime, now: int) -> SubagentRun:
         return SubagentRun(
             run_id=self.run_id,
             child_session_key=self.child_key,
@@ -157,7 +157,7 @@ class AcpChildPlan:
             spawn_key=self.spawn_key,
         )
 
-    async def record_session(self, services: Services, acp_session_id: str | None) -> None:
+    async def record_session(self, services: Runtime, acp_session_id: str | None) -> None:
         """Remember the agent's session id (so a later run can ``session/load`` it)."""
         if acp_session_id is None:
             return
@@ -169,7 +169,7 @@ class AcpChildPlan:
 
 
 async def create_child(
-    services: Services, plan: AcpChildPlan, thread: ThreadPlan | None
+    services: Runtime, plan: AcpChildPlan, thread: ThreadPlan | None
 ) -> SessionEntry:
     """Write the child, binding, task and record; raises :class:`ChildRefused` or
     :class:`~clawline.collab.spawn_key.AlreadySpawned`."""
@@ -186,14 +186,10 @@ async def create_child(
         raise ChildRefused(bind_failed_text(error.message), "thread_binding_invalid") from error
     except ClawlineError as error:
         raise ChildRefused(f"Failed to register ACP run: {error.message}", "spawn_failed") from None
-    try:
-        await SessionNotifier(services).changed(plan.child_key, reason="create")
-    except Exception as error:
-        log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
     return entry
 
 
-def _create_now(services: Services, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
+def _create_now(services: Runtime, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
     with services.catalog.transaction() as work:
         tx = work.tx
         if plan.spawn_key is not None:
@@ -201,7 +197,7 @@ def _create_now(services: Services, plan: AcpChildPlan, thread: ThreadPlan | Non
             earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
             if earlier is not None:
                 raise AlreadySpawned(earlier)
-        entry = work.patch(plan.child_key, plan.entry_changes(thread)).after
+        entry = work.patch(plan.child_key, plan.entry_changes(thread), cause=Cause("create")).after
         assert entry is not None
         now = services.clock.now_ms()
         if thread is not None:
@@ -224,29 +220,21 @@ def _create_now(services: Services, plan: AcpChildPlan, thread: ThreadPlan | Non
     return entry
 
 
-async def discard_child(services: Services, plan: AcpChildPlan) -> None:
+async def discard_child(services: Runtime, plan: AcpChildPlan) -> None:
     """Delete a provisional child with its record, task and binding."""
     try:
-        removed = await services.call(_discard_now, services, plan)
+        await services.call(_discard_now, services, plan)
     except Exception:
         log.exception("provisional ACP child %s could not be deleted", plan.child_key)
-        return
-    if removed is not None:
-        try:
-            await SessionNotifier(services).changed(
-                plan.child_key, reason="delete", deleted=removed
-            )
-        except Exception as error:
-            log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
 
 
-def _discard_now(services: Services, plan: AcpChildPlan) -> SessionEntry | None:
+def _discard_now(services: Runtime, plan: AcpChildPlan) -> SessionEntry | None:
     with services.catalog.transaction() as work:
         tx = work.tx
         tx.runs.delete(plan.run_id)
         tx.tasks.delete(plan.task_id)
         tx.bindings.unbind_session(plan.child_key, services.clock.now_ms(), "spawn-failed")
         try:
-            return work.delete(plan.child_key).before
+            return work.delete(plan.child_key, cause=Cause("delete")).before
         except SessionNotFound:
             return None

@@ -1,7 +1,7 @@
-"""``sessions_spawn``'s arguments (collaboration.md §2.1): read, type-checked and defaulted.
+"""``sessions_spawn``'s arguments (OpenClaw's parameters): read, type-checked and defaulted.
 
 Checks here are about the arguments alone; the policy checks that need the requester (depth,
-active children, allowed agents, …) are the spawn tool's, in the order of §2.3.
+active children, allowed agents, …) are the spawn tool's (:mod:`clawline.collab.spawn`).
 
 - A channel-delivery key (``target``, ``transport``, ``channel``, ``to``, ``threadId``,
   ``thread_id``, ``replyTo``, ``reply_to``) is refused first with OpenClaw's text
@@ -60,7 +60,7 @@ class SpawnRequest:
     label: str | None = None
     runtime: str = "subagent"
     agent_id: str | None = None
-    """As given (checked against the agent id grammar by §2.3 step 1)."""
+    """As given (checked against the agent id grammar by the spawn's first check)."""
     resume_session_id: str | None = None
     model: str | None = None
     thinking: str | None = None

@@ -12,7 +12,7 @@ from clawline.types import JSONObject
 
 if TYPE_CHECKING:
     from clawline.collab.completion import Ending
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.store.records import SubagentRun
 
 __all__ = ["ended_outcome", "fire_spawned", "fire_subagent_ended", "spawning_refusal"]
@@ -48,7 +48,7 @@ def _spawn_event(
 
 
 async def spawning_refusal(
-    services: Services,
+    services: Runtime,
     *,
     requester: str,
     requester_run_id: str | None,
@@ -80,7 +80,7 @@ async def spawning_refusal(
 
 
 async def fire_spawned(
-    services: Services,
+    services: Runtime,
     *,
     requester: str,
     child_key: str,
@@ -113,7 +113,7 @@ def ended_outcome(ending: Ending) -> str:
 
 
 async def fire_subagent_ended(
-    services: Services, record: SubagentRun, outcome: str, error: str | None
+    services: Runtime, record: SubagentRun, outcome: str, error: str | None
 ) -> None:
     """``subagent_ended``: the child's run record ended with ``outcome``."""
     plugins = services.plugins

@@ -1,4 +1,4 @@
-"""What a spawn creates (collaboration.md §2.2, §2.5): the child's key, depth, role and control
+"""What a spawn creates (OpenClaw's rules): the child's key, depth, role and control
 scope, its first message and its system prompt.
 
 - key ``agent:<targetAgentId>:subagent:<uuid-v4>`` (flat at every depth);
@@ -67,7 +67,7 @@ class ChildPlan:
 
     def entry_changes(self) -> JSONObject:
         """The child entry's fields: lineage through ``spawnedBy`` and ``parentSessionKey``
-        (both the requester, so the ``create`` event names the parent, §2.5 step 6)."""
+        (both the requester, so the ``create`` event names the parent, as in OpenClaw)."""
         changes: JSONObject = {
             "spawnedBy": self.requester,
             "parentSessionKey": self.requester,

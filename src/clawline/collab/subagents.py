@@ -1,20 +1,20 @@
 """The sub-agent registry (``services.subagents``): run records of spawned children from their
-creation to their end (collaboration.md §2.5, §3).
+creation to their end (docs/design-agents.md).
 
 - :meth:`SubagentRegistry.create` — one transaction creates the child entry (lineage, depth,
   role, scope, workspace, label), its ``SubagentRun`` record and its ``running`` task, after
   checking the requester's active children *inside* that transaction (``tx.runs.count_active``
   serialises a requester's spawns), so concurrent spawns cannot overshoot the limit.
 - :meth:`SubagentRegistry.start` sends the child's run (lane ``subagent``); a failure there
-  deletes the child, its record and its task again (§2.5 step 7).
+  deletes the child, its record and its task again (as OpenClaw does).
 - Completion: every run the registry started is watched through the run manager's run-end
   hook; when it ends, :func:`~clawline.collab.ending.end_record` writes the record's end, the
   task's status and the requester's inbox row in one transaction, and the announce dispatcher
   is told. Runs aborted by a gateway shutdown are left as they are: start-up recovery ends them
   as ``lost`` (``clawline.collab.recovery``), exactly like runs cut off by a crash.
 - An orchestrator whose turn ends **done** while its own children still run, or while their
-  completions wait in its inbox, is not announced yet (§4.1 step 2): its record stays active
-  and the registry remembers it as *deferred*. The children's completions are delivered to it
+  completions wait in its inbox, is not announced yet (OpenClaw defers it too): its record stays
+  active and the registry remembers it as *deferred*. The children's completions are delivered to it
   as usual (each starts a turn); at the end of every later turn of that session, and whenever
   one of its children's records ends, the registry looks again, and once nothing is pending the
   record ends with the latest turn's reply — so the requester hears the orchestrator's final
@@ -46,8 +46,8 @@ from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, SessionNotFound
+from clawline.sessions.catalog import Cause
 from clawline.sessions.entry import SessionEntry
-from clawline.sessions.notify import SessionNotifier
 from clawline.store.records import SubagentRun
 from clawline.types import JSON
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from clawline.agents.run import SendAck
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["ChildLimitReached", "NotRunning", "SubagentRegistry", "max_children_text"]
 
@@ -70,7 +70,7 @@ def max_children_text(active: int, limit: int) -> str:
 
 
 class ChildLimitReached(ClawlineError):
-    """§2.3 step 4, found inside the spawn transaction."""
+    """Spawn check 4 (active children), found inside the spawn transaction."""
 
     def __init__(self, active: int, limit: int) -> None:
         super().__init__(max_children_text(active, limit))
@@ -81,9 +81,8 @@ class NotRunning(ClawlineError):
 
 
 class SubagentRegistry:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Runtime) -> None:
         self._services = services
-        self._notifier = SessionNotifier(services)
         self._watched: set[str] = set()
         """Run ids of children this process started and whose end is not written yet."""
         self._deferred: dict[str, tuple[str, RunOutcome]] = {}
@@ -104,9 +103,7 @@ class SubagentRegistry:
         Raises :class:`~clawline.collab.spawn_key.AlreadySpawned` (the plan's spawn key is
         recorded: nothing is written), :class:`ChildLimitReached`, ``Conflict`` (the thread's
         conversation was bound meanwhile) or another :class:`ClawlineError`."""
-        record = await self._services.call(self._create_now, plan, max_children, thread)
-        await self._publish_created(plan.child_key)
-        return record
+        return await self._services.call(self._create_now, plan, max_children, thread)
 
     def _create_now(
         self, plan: ChildPlan, max_children: int, thread: ThreadPlan | None
@@ -124,7 +121,7 @@ class SubagentRegistry:
             changes = plan.entry_changes()
             if thread is not None:
                 changes["deliveryContext"] = thread.delivery_context()
-            work.patch(plan.child_key, changes)
+            work.patch(plan.child_key, changes, cause=Cause("create"))
             now = services.clock.now_ms()
             if thread is not None:
                 bind_thread(services.store, thread, plan.child_key, now, tx=tx)
@@ -161,12 +158,6 @@ class SubagentRegistry:
             tx.runs.insert(record)
         return record
 
-    async def _publish_created(self, child_key: str) -> None:
-        try:
-            await self._notifier.changed(child_key, reason="create")
-        except Exception as error:
-            log.warning("sessions.changed for %s not published: %s", child_key, error)
-
     async def start(self, plan: ChildPlan, *, extra_system_prompt: str) -> SendAck:
         """Send the child's first run; on failure delete what :meth:`create` wrote and
         re-raise."""
@@ -188,17 +179,11 @@ class SubagentRegistry:
             raise
 
     async def discard(self, plan: ChildPlan) -> None:
-        """Delete a provisional child with its record and task (§2.5 step 7)."""
+        """Delete a provisional child with its record and task."""
         try:
-            removed = await self._services.call(self._discard_now, plan)
+            await self._services.call(self._discard_now, plan)
         except Exception:
             log.exception("provisional child %s could not be deleted", plan.child_key)
-            return
-        if removed is not None:
-            try:
-                await self._notifier.changed(plan.child_key, reason="delete", deleted=removed)
-            except Exception as error:
-                log.warning("sessions.changed for %s not published: %s", plan.child_key, error)
 
     def _discard_now(self, plan: ChildPlan) -> SessionEntry | None:
         with self._services.catalog.transaction() as work:
@@ -208,7 +193,7 @@ class SubagentRegistry:
             now = self._services.clock.now_ms()
             tx.bindings.unbind_session(plan.child_key, now, "spawn-failed")
             try:
-                return work.delete(plan.child_key).before
+                return work.delete(plan.child_key, cause=Cause("delete")).before
             except SessionNotFound:
                 return None
 

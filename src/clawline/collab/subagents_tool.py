@@ -1,5 +1,5 @@
 """The ``subagents`` tool: list, kill or steer the children a session controls
-(collaboration.md §3.3, §7).
+(OpenClaw's tool).
 
 Arguments ``{action?: "list"|"kill"|"steer" (default list), target?, message?,
 recentMinutes? >= 1 (default 30)}``. A session whose ``subagentControlScope`` is ``none`` (a

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.run_keys import KEY_PRUNE_BATCH, prune_expired
 from clawline.errors import ClawlineError
+from clawline.sessions.catalog import Cause
 from clawline.sessions.entry import SessionEntry
-from clawline.sessions.notify import SessionNotifier
 from clawline.tasks.sweeper import sweep_periodically
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "ARCHIVE_BATCH",
@@ -52,7 +52,7 @@ INBOX_PRUNE_BATCH = 1000
 KEY_PRUNE_PASSES = 10
 
 
-def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
+def archive_due_now(services: Runtime, now: int) -> list[SessionEntry]:
     """Archive the children that are due (blocking); return the deleted entries."""
     store = services.store
     deleted: list[SessionEntry] = []
@@ -62,7 +62,7 @@ def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
             continue  # followed up meanwhile; a later pass takes it
         if store.runs.count_active(child) or store.inbox.pending_for(child):
             # Its own children's completions are still to come: their way to its requester
-            # (§4.1 step 5) goes through this child's run records.
+            # (past a requester that is gone) goes through this child's run records.
             continue
         with services.catalog.transaction() as work:
             current = work.tx.runs.get(due.run_id)
@@ -70,7 +70,7 @@ def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
                 continue
             entry = work.tx.get(child)
             if entry is not None:
-                work.delete(child)
+                work.delete(child, cause=Cause("delete"))
                 deleted.append(entry)
             for record in store.runs.by_child(child):
                 work.tx.runs.delete(record.run_id)
@@ -78,12 +78,12 @@ def archive_due_now(services: Services, now: int) -> list[SessionEntry]:
     return deleted
 
 
-def prune_inbox_now(services: Services, now: int) -> int:
+def prune_inbox_now(services: Runtime, now: int) -> int:
     with services.store.transaction() as tx:
         return tx.inbox.prune_delivered(now - INBOX_RETENTION_MS, INBOX_PRUNE_BATCH)
 
 
-async def prune_keys(services: Services, now: int) -> int:
+async def prune_keys(services: Runtime, now: int) -> int:
     """Delete expired idempotency keys, a batch per transaction; return how many."""
     pruned = 0
     for _ in range(KEY_PRUNE_PASSES):
@@ -94,7 +94,7 @@ async def prune_keys(services: Services, now: int) -> int:
     return pruned
 
 
-async def sweep_once(services: Services) -> tuple[list[SessionEntry], int]:
+async def sweep_once(services: Runtime) -> tuple[list[SessionEntry], int]:
     """One archive sweep, one inbox prune and a key prune; publishes the deletions. Returns
     the archived entries and the number of inbox rows pruned."""
     now = services.clock.now_ms()
@@ -103,18 +103,12 @@ async def sweep_once(services: Services) -> tuple[list[SessionEntry], int]:
     keys = await prune_keys(services, now)
     if keys:
         log.info("sweep: %d expired idempotency key(s) pruned", keys)
-    notifier = SessionNotifier(services)
-    for entry in deleted:
-        try:
-            await notifier.changed(entry.key, reason="delete", deleted=entry)
-        except Exception as error:
-            log.warning("sessions.changed for archived %s not published: %s", entry.key, error)
     if deleted or pruned:
         log.info("sweep: %d child(ren) archived, %d inbox row(s) pruned", len(deleted), pruned)
     return deleted, pruned
 
 
-async def run_sweepers(services: Services, stop: asyncio.Event) -> None:
+async def run_sweepers(services: Runtime, stop: asyncio.Event) -> None:
     """Run the sweeps until ``stop`` is set (or the task is cancelled)."""
     tasks = asyncio.create_task(
         sweep_periodically(services.tasks, services.call, stop), name="task sweeper"

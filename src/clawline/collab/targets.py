@@ -10,7 +10,7 @@
 
 Tools show keys in display form: the default agent's main session is ``main``.
 
-Everything here reads the store and is blocking: call it through ``Services.call``.
+Everything here reads the store and is blocking: call it through ``Runtime.call``.
 """
 
 from __future__ import annotations

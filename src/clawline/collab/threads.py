@@ -1,4 +1,4 @@
-"""Thread bindings for ``sessions_spawn`` (collaboration.md §2.3 step 9, §2.7 step 7, §2.8, §9).
+"""Thread bindings for ``sessions_spawn`` (docs/collaboration.md, "Thread bindings and channels").
 
 ``sessions_spawn`` with ``thread=true`` calls :func:`prepare_subagent_thread` (runtime
 ``subagent``) or :func:`prepare_acp_thread` (runtime ``acp``) before it writes anything. They
@@ -43,7 +43,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings_threads import ThreadBindingsConfig
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.store.base import Store, StoreTransaction
 
 __all__ = [
@@ -109,7 +109,7 @@ class ThreadRefusal:
     status: Literal["error"] = "error"
 
 
-def thread_config(services: Services) -> ThreadBindingsConfig:
+def thread_config(services: Runtime) -> ThreadBindingsConfig:
     """The parsed ``threadBindings`` tables (from the run manager's agent config)."""
     return services.runs.config.thread_bindings
 
@@ -172,14 +172,14 @@ def requester_channel_context(
 
 
 async def _requester(
-    services: Services, key: str | None, entry: SessionEntry | None
+    services: Runtime, key: str | None, entry: SessionEntry | None
 ) -> SessionEntry | None:
     if entry is not None or key is None:
         return entry
     return await services.call(services.catalog.get, key)
 
 
-async def _conversation_taken(services: Services, target: BindingTarget) -> ThreadRefusal | None:
+async def _conversation_taken(services: Runtime, target: BindingTarget) -> ThreadRefusal | None:
     bindings = services.store.bindings
     taken = await services.call(
         bindings.active, target.channel, target.account_id, target.conversation_id
@@ -190,9 +190,7 @@ async def _conversation_taken(services: Services, target: BindingTarget) -> Thre
     return ThreadRefusal(bind_failed_text(f"conversation already bound: {where}"))
 
 
-def _plan(
-    services: Services, target: BindingTarget, kind: Literal["subagent", "acp"]
-) -> ThreadPlan:
+def _plan(services: Runtime, target: BindingTarget, kind: Literal["subagent", "acp"]) -> ThreadPlan:
     adapter = services.channels.get(target.channel)
     settings = thread_config(services).resolve(
         target.channel,
@@ -215,7 +213,7 @@ def _plan(
 
 
 async def prepare_subagent_thread(
-    services: Services,
+    services: Runtime,
     *,
     requester_session_key: str,
     child_session_key: str,
@@ -224,7 +222,7 @@ async def prepare_subagent_thread(
     mode: str = "session",
     requester_entry: SessionEntry | None = None,
 ) -> ThreadPlan | ThreadRefusal:
-    """Step 9 of the subagent spawn (collaboration.md §2.3): prepare the child's thread.
+    """Check 9 of the subagent spawn (:mod:`clawline.collab.spawn`): prepare the child's thread.
 
     Call it (on the event loop; it reads the store through ``services.call``) after steps 1-8
     and before writing anything. ``child_session_key`` is the key the child will get; ``mode``
@@ -288,7 +286,7 @@ async def prepare_subagent_thread(
 
 
 async def prepare_acp_thread(
-    services: Services,
+    services: Runtime,
     *,
     requester_session_key: str | None,
     child_session_key: str,
@@ -296,7 +294,8 @@ async def prepare_acp_thread(
     label: str | None = None,
     requester_entry: SessionEntry | None = None,
 ) -> ThreadPlan | ThreadRefusal:
-    """Step 7 of the ACP spawn (collaboration.md §2.7): plan the ACP child's thread binding.
+    """Check 7 of the ACP spawn (:mod:`clawline.collab.spawn_acp`): plan the ACP child's thread
+    binding.
 
     Same contract as :func:`prepare_subagent_thread` (call before writing; bind the plan with
     :func:`bind_thread` in the spawn's transaction); ``requester_session_key`` may be ``None``
@@ -362,7 +361,7 @@ def bind_thread(
         return own.bindings.bind(plan.binding(session_key, now))
 
 
-# --- the mode / thread / runtime matrix (§2.8) -----------------------------------------------
+# --- OpenClaw's mode / thread / runtime matrix -----------------------------------------------
 
 
 def resolve_spawn_mode(mode: str | None, thread: bool) -> Literal["run", "session"]:
@@ -379,7 +378,7 @@ def session_mode_error(runtime: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SpawnThreadDecision:
-    """What §2.8 says for one spawn: the effective mode and the binding plan (``None`` without
+    """What the matrix says for one spawn: the effective mode and the binding plan (``None`` without
     ``thread``), or the refusal."""
 
     mode: Literal["run", "session"]
@@ -388,7 +387,7 @@ class SpawnThreadDecision:
 
 
 async def plan_spawn_thread(
-    services: Services,
+    services: Runtime,
     *,
     runtime: str,
     thread: bool,
@@ -399,7 +398,7 @@ async def plan_spawn_thread(
     label: str | None = None,
     requester_entry: SessionEntry | None = None,
 ) -> SpawnThreadDecision:
-    """The §2.8 matrix in one call: ``mode="session"`` without ``thread`` is refused (ACP:
+    """The matrix in one call: ``mode="session"`` without ``thread`` is refused (ACP:
     ``errorCode`` ``thread_required``); without ``thread`` there is nothing to bind; with it
     the runtime's ``prepare_*_thread`` decides. A spawn may call the prepare functions itself
     instead; this is the same rule."""

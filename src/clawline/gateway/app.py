@@ -23,14 +23,14 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from clawline import __version__
-from clawline.collab.bindings import run_thread_binding_sweeper
-from clawline.events import Audience
+from clawline.gateway.bus import Audience, EventBus
 from clawline.gateway.connection import Connection
 from clawline.gateway.origin import OriginHostCheck
 from clawline.gateway.pairing_watch import watch_pairings
+from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
-from clawline.services import Services
+from clawline.runtime import Runtime
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
 
@@ -52,22 +52,32 @@ EVENTS: tuple[str, ...] = (
 
 
 class Gateway:
-    """State of a running gateway: its services, methods and connected clients."""
+    """State of a running gateway: its runtime, methods, connected clients, and the event bus
+    its projection of the runtime's domain events feeds."""
 
     def __init__(
         self,
-        services: Services,
+        runtime: Runtime,
         settings: GatewaySettings,
         methods: MethodRegistry | None = None,
     ) -> None:
-        self.services = services
+        self.runtime = runtime
         self.settings = settings
+        self.bus = EventBus(clock=runtime.clock)
+        """The numbered, replayable stream of frames the connections receive."""
+        self.projection = WireProjection(
+            bus=self.bus,
+            store=runtime.store,
+            workers=runtime.workers,
+            clock=runtime.clock,
+            is_active=runtime.runs.has_active_run,
+        )
         if methods is None:
             methods = MethodRegistry()  # clawline's own come from its built-in plugin
-            services.plugins.register_gateway_methods(methods)
+            runtime.plugins.register_gateway_methods(methods)
         self.methods = methods
         self.connections: dict[str, Connection] = {}
-        self.started_at = services.clock.now_ms()
+        self.started_at = runtime.clock.now_ms()
         self.ready = False
         self.url: str | None = None
         """``ws://host:port`` once serving (set by :func:`clawline.gateway.server.serve`)."""
@@ -87,17 +97,17 @@ class Gateway:
 
     def attach(self, connection: Connection) -> None:
         self.connections[connection.id] = connection
-        self.services.bus.attach(connection)
+        self.bus.attach(connection)
 
     def detach(self, connection: Connection) -> None:
         self.connections.pop(connection.id, None)
-        self.services.bus.detach(connection)
+        self.bus.detach(connection)
 
     def features(self) -> JSONObject:
         return {"methods": self.methods.names(), "events": list(EVENTS)}
 
     def snapshot(self) -> JSONObject:
-        settings = self.services.settings
+        settings = self.runtime.settings
         return {
             "sessionDefaults": {
                 "modelProvider": "offline",
@@ -108,14 +118,14 @@ class Gateway:
             },
             "presence": [],
             "health": {"ok": True, "status": "live"},
-            "stateVersion": self.services.bus.last_seq,
-            "uptimeMs": self.services.clock.now_ms() - self.started_at,
+            "stateVersion": self.bus.last_seq,
+            "uptimeMs": self.runtime.clock.now_ms() - self.started_at,
         }
 
     def hello_ok(self, connection: Connection) -> JSONObject:
         info = connection.info
         assert info is not None
-        bus = self.services.bus
+        bus = self.bus
         auth: JSONObject = {
             "method": info.auth_method,
             "role": info.role,
@@ -137,13 +147,23 @@ class Gateway:
             },
         }
 
+    async def project(self) -> None:
+        """Project the runtime's domain events onto :attr:`bus` until cancelled
+        (:func:`clawline.gateway.server.serve` runs it for the gateway's whole life)."""
+        unsubscribe = self.runtime.events.subscribe(self.projection)
+        try:
+            await self.projection.run()
+        finally:
+            unsubscribe()
+            self.projection.close()
+
     async def tick_loop(self) -> None:
         interval = self.settings.tick_interval_ms / 1000
         while True:
             await asyncio.sleep(interval)
-            self.services.bus.publish(
+            self.bus.publish(
                 "tick",
-                {"ts": self.services.clock.now_ms()},
+                {"ts": self.runtime.clock.now_ms()},
                 audience=Audience.OPERATORS,
                 drop_if_slow=True,
                 retain=False,
@@ -164,25 +184,18 @@ def create_app(gateway: Gateway) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        # Before serving: plugins start, then end what a crash left running and deliver
-        # pending completions (serve() holds the store's instance lock by now, so whatever
-        # left runs active is gone).
-        await gateway.services.plugins.startup(gateway.services)
-        await gateway.services.announcer.start()
+        # The runtime has started by now (serve(): instance lock, plugins, recovery, the
+        # announce dispatcher); this is what the gateway itself runs while it serves.
         ticker = asyncio.create_task(gateway.tick_loop())
         pairing_watch = None
         if gateway.settings.require_device:  # revocation reaches open connections
             pairing_watch = asyncio.create_task(watch_pairings(gateway))
-        stop_sweeps = asyncio.Event()
-        binding_sweeper = asyncio.create_task(
-            run_thread_binding_sweeper(gateway.services, stop_sweeps)
-        )
         gateway.ready = True
         try:
             yield {}
         finally:
             gateway.ready = False
-            gateway.services.bus.publish("shutdown", {"reason": "gateway stopping"}, retain=False)
+            gateway.bus.publish("shutdown", {"reason": "gateway stopping"}, retain=False)
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
@@ -191,11 +204,6 @@ def create_app(gateway: Gateway) -> Starlette:
                 with contextlib.suppress(asyncio.CancelledError):
                     await pairing_watch
             await gateway.run_shutdown_callbacks()
-            stop_sweeps.set()
-            await binding_sweeper
-            await gateway.services.runs.shutdown()
-            await gateway.services.announcer.stop()
-            await gateway.services.plugins.shutdown(gateway.services)
 
     routes = [
         *web_routes(),

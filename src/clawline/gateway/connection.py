@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from clawline.errors import ClawlineError, StoreError
-from clawline.events import Audience, Event
 from clawline.failure_log import log_failure, one_line
+from clawline.gateway.bus import Audience, Event
 from clawline.gateway.frames import (
     ErrorCode,
     FrameError,
@@ -175,7 +175,7 @@ class Connection:
         gateway = self._gateway
         self.send_event(
             "connect.challenge",
-            {"nonce": self.challenge.nonce, "ts": gateway.services.clock.now_ms()},
+            {"nonce": self.challenge.nonce, "ts": gateway.runtime.clock.now_ms()},
         )
         writer = asyncio.create_task(self._write_loop())
         try:
@@ -225,7 +225,7 @@ class Connection:
             return False
         try:
             info = accept_connect(request.params, self.challenge, settings)
-            self.info = await admit_device(info, self._gateway.services, settings)
+            self.info = await admit_device(info, self._gateway.runtime, settings)
         except GatewayError as error:
             await self._refuse(request.id, error, CLOSE_POLICY)
             return False
@@ -324,6 +324,10 @@ class Connection:
             method=method.name,
             params=params,
             connection=self,
-            services=self._gateway.services,
+            gateway=self._gateway,
+            services=self._gateway.runtime,
         )
-        return await method.handler(call)
+        result = await method.handler(call)
+        # The events this request caused reach the client before its response.
+        await self._gateway.projection.caught_up()
+        return result

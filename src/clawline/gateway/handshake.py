@@ -27,7 +27,7 @@ from clawline.pairing.model import DeviceClaim, DeviceRevoked
 from clawline.pairing.registry import PairingRegistry, request_line
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "ADMIN",
@@ -193,7 +193,7 @@ def accept_connect(
 
 
 async def admit_device(
-    info: ConnectionInfo, services: Services, settings: GatewaySettings
+    info: ConnectionInfo, services: Runtime, settings: GatewaySettings
 ) -> ConnectionInfo:
     """``info`` with the scopes the device's pairing allows (``require_device`` only).
 

@@ -36,7 +36,7 @@ async def recheck_pairings(gateway: Gateway, registry: PairingRegistry) -> int:
     if not connections:
         return 0
     device_ids = sorted({c.info.device_id for c in connections if c.info and c.info.device_id})
-    current = await gateway.services.call(registry.current, device_ids)
+    current = await gateway.runtime.call(registry.current, device_ids)
     closed = 0
     for connection in connections:
         info = connection.info
@@ -61,7 +61,7 @@ async def recheck_pairings(gateway: Gateway, registry: PairingRegistry) -> int:
 
 async def watch_pairings(gateway: Gateway) -> None:
     """Run :func:`recheck_pairings` every interval until cancelled (``require_device`` only)."""
-    services = gateway.services
+    services = gateway.runtime
     registry = PairingRegistry(services.store, clock=services.clock)
     interval = gateway.settings.pairing_check_interval_s
     while True:

@@ -19,16 +19,18 @@ from clawline.gateway.params import Schema
 from clawline.types import JSON
 
 if TYPE_CHECKING:
+    from clawline.gateway.app import Gateway
     from clawline.gateway.connection import Connection
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["Call", "Handler", "Method", "MethodRegistry"]
 
 
 class Call:
-    """One request being handled: its params, the connection, and the gateway's services."""
+    """One request being handled: its params, the connection, the gateway (its event bus) and
+    the gateway's runtime."""
 
-    __slots__ = ("connection", "method", "params", "request_id", "services")
+    __slots__ = ("connection", "gateway", "method", "params", "request_id", "services")
 
     def __init__(
         self,
@@ -37,17 +39,21 @@ class Call:
         method: str,
         params: dict[str, Any],
         connection: Connection,
-        services: Services,
+        gateway: Gateway,
+        services: Runtime,
     ) -> None:
         self.request_id = request_id
         self.method = method
         self.params = params
         self.connection = connection
+        self.gateway = gateway
         self.services = services
 
-    def ack(self, payload: JSON) -> None:
+    async def ack(self, payload: JSON) -> None:
         """Send an intermediate ``res`` with this request's id (the ``agent`` method's first
-        answer); the handler's return value is the final one."""
+        answer), after the events the request caused so far; the handler's return value is
+        the final one."""
+        await self.gateway.projection.caught_up()
         self.connection.send_response(self.request_id, payload)
 
 

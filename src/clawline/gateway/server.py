@@ -85,32 +85,46 @@ async def serve(
     """Serve until ``stop`` is set, or until SIGINT/SIGTERM when signal handlers are installed.
     Shutdown is graceful: the lifespan publishes ``shutdown`` and ends active runs.
 
-    Every gateway starts here, so this is where it takes the store's instance lock, before the
-    lifespan recovers anything and before it serves; another gateway holding it raises
+    Every gateway starts here, so this is where its runtime starts (:meth:`Runtime.start
+    <clawline.runtime.Runtime.start>`: the store's instance lock, then recovery) before it
+    serves, and stops after it served; another gateway holding the lock raises
     :class:`~clawline.errors.StoreInUse`. Losing the lock while serving stops the gateway and
     raises :class:`~clawline.errors.StoreLockLost` once it has stopped (security.md)."""
     settings = gateway.settings
     sock = sock or bind_socket(settings.host, settings.port)
-    lock = gateway.services.store.instance_lock()
-    holder = InstanceHolder.this_process()
+    runtime = gateway.runtime
+    # The projection lives longer than the runtime's start and stop: what recovery and the
+    # runs' endings tell becomes frames too.
+    projection = asyncio.create_task(gateway.project(), name="gateway-projection")
     try:
-        await lock.acquire(holder)
+        await runtime.start()
     except BaseException:
+        await _cancel(projection)
         sock.close()
         raise
     try:
         await _serve_holding(
             gateway,
             sock,
-            lock=lock,
-            holder=holder,
+            lock=runtime.instance_lock,
+            holder=runtime.holder,
             on_ready=on_ready,
             stop=stop,
             install_signal_handlers=install_signal_handlers,
         )
     finally:
-        await lock.release()
-        sock.close()
+        try:
+            await runtime.stop()
+        finally:
+            await gateway.projection.caught_up()
+            await _cancel(projection)
+            sock.close()
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _serve_holding(
@@ -145,7 +159,7 @@ async def _serve_holding(
     _hide_frame_dumps()
     if not install_signal_handlers:
         server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    runtime_file = gateway.services.settings.state_dir / "gateway.json"
+    runtime_file = gateway.runtime.settings.state_dir / "gateway.json"
 
     async def announce() -> None:
         while not server.started:
@@ -175,7 +189,7 @@ async def _serve_holding(
         log.critical(
             "lost the instance lock of the store %s (%s): stopping, another gateway may take"
             " the store over",
-            gateway.services.store.location,
+            gateway.runtime.store.location,
             reason,
         )
         server.should_exit = True
@@ -195,6 +209,6 @@ async def _serve_holding(
         _remove_runtime_file(runtime_file, url)
     if lost:
         raise StoreLockLost(
-            f"the gateway stopped: it lost the instance lock of {gateway.services.store.location}"
+            f"the gateway stopped: it lost the instance lock of {gateway.runtime.store.location}"
             f" ({lost[0]})"
         )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["HookContext"]
 
@@ -26,7 +26,7 @@ class HookContext:
     session or run.
     """
 
-    services: Services
+    services: Runtime
     plugin_id: str = ""
     session_key: str | None = None
     run_id: str | None = None

@@ -29,7 +29,7 @@ from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["find_sessions", "read_extension", "update_extension"]
 
@@ -47,7 +47,7 @@ def _value_of(entry: SessionEntry | None, plugin_id: str, namespace: str) -> JSO
 
 
 def read_extension(
-    services: Services, session_key: str, plugin_id: str, namespace: str
+    services: Runtime, session_key: str, plugin_id: str, namespace: str
 ) -> JSON | None:
     """The value (a copy), or ``None`` when the session or the namespace does not exist."""
     _check_name("plugin id", plugin_id)
@@ -57,7 +57,7 @@ def read_extension(
 
 
 def update_extension(
-    services: Services,
+    services: Runtime,
     session_key: str,
     plugin_id: str,
     namespace: str,
@@ -92,7 +92,7 @@ def update_extension(
 
 
 def find_sessions(
-    services: Services, plugin_id: str, namespace: str, field: str, value: str
+    services: Runtime, plugin_id: str, namespace: str, field: str, value: str
 ) -> list[str]:
     """Keys of the sessions whose ``pluginExtensions[plugin_id][namespace][field] == value``,
     in key order."""

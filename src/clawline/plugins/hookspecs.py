@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from clawline.channels.registry import ChannelRegistry
     from clawline.gateway.registry import MethodRegistry
     from clawline.plugins.context import HookContext
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 PROJECT = "clawline"
 
@@ -59,13 +59,13 @@ def register_providers(providers: ProviderRegistry) -> None:
 
 
 @hookspec
-def startup(services: Services) -> Any:
+def startup(services: Runtime) -> Any:
     """The gateway's services are open (store, catalog, runs); runs before it serves. May be a
     coroutine."""
 
 
 @hookspec
-def shutdown(services: Services) -> Any:
+def shutdown(services: Runtime) -> Any:
     """The gateway is stopping (after its runs ended). May be a coroutine."""
 
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from clawline.agents.tools.registry import ToolRegistry
     from clawline.channels.registry import ChannelRegistry
     from clawline.gateway.registry import MethodRegistry
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["PluginInfo", "PluginManager"]
 
@@ -70,8 +70,8 @@ class PluginManager:
         self._sources: dict[str, tuple[str, str]] = {}
         self.failures: list[LoadFailure] = []
         """Plugins that could not be loaded or registered."""
-        self.services: Services | None = None
-        """Bound by :attr:`Services.plugins`; lifecycle hooks get it in their context."""
+        self.services: Runtime | None = None
+        """Bound by :attr:`Runtime.plugins`; lifecycle hooks get it in their context."""
 
     @classmethod
     def from_settings(
@@ -165,10 +165,10 @@ class PluginManager:
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    async def startup(self, services: Services) -> None:
+    async def startup(self, services: Runtime) -> None:
         await self._call("startup", {"services": services})
 
-    async def shutdown(self, services: Services) -> None:
+    async def shutdown(self, services: Runtime) -> None:
         await self._call("shutdown", {"services": services})
 
     async def session_start(self, event: Mapping[str, Any], ctx: HookContext) -> None:

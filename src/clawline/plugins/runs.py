@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.messages import MESSAGE_EVENT
 from clawline.agents.run import Run, RunOutcome
-from clawline.sessions.notify import message_json
+from clawline.sessions.transcript import message_json
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.store.base import Store
 
 __all__ = ["observe_runs", "run_messages"]
@@ -48,7 +48,7 @@ def run_messages(store: Store, session_id: str, run_id: str, message_seq: int | 
         after = events[-1].seq
 
 
-def observe_runs(services: Services, runs: RunManager) -> None:
+def observe_runs(services: Runtime, runs: RunManager) -> None:
     """Fire the plugins' ``session_start`` and ``agent_end`` for the runs of ``runs``."""
     plugins = services.plugins
 

@@ -3,6 +3,13 @@
 It canonicalises keys, validates changes (:mod:`clawline.sessions.changes`), resolves lineage
 (root, path, trace id; cycles refused) and writes everything in one store transaction. Callers
 (CLI, gateway methods, agent tools) never write to the store directly.
+
+Once a transaction has committed, the catalog publishes its domain events
+(:mod:`clawline.events`), carrying the entries as committed: a
+:class:`~clawline.events.MessageAppended` for every transcript message appended, and a
+:class:`~clawline.events.SessionChanged` for every write that was given a :class:`Cause` (why
+the change is told: ``sessions.changed``'s reason, phase and run id). A transaction that fails
+publishes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from dataclasses import dataclass, replace
 from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
+from clawline.events import DomainEvent, DomainEvents, MessageAppended, SessionChanged
 from clawline.sessions.changes import apply_changes, check_event
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.extension_index import extension_index_rows
@@ -29,7 +37,7 @@ from clawline.store.base import (
 from clawline.store.cursor import CursorCodec
 from clawline.types import JSONObject
 
-__all__ = ["CatalogPage", "CatalogTransaction", "Change", "SessionCatalog"]
+__all__ = ["CatalogPage", "CatalogTransaction", "Cause", "Change", "SessionCatalog"]
 
 MAX_LIST_LIMIT = 10_000
 
@@ -46,6 +54,16 @@ class Change:
     @property
     def created(self) -> bool:
         return self.before is None and self.after is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Why a write is told as :class:`~clawline.events.SessionChanged` (``reason``: ``create``,
+    ``patch``, ``send``, ``delete``, ``reset``, …; ``phase`` within a run)."""
+
+    reason: str
+    phase: str | None = None
+    run_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +86,11 @@ class SessionCatalog:
         clock: Clock = SYSTEM_CLOCK,
         default_agent_id: str = keys.DEFAULT_AGENT_ID,
         main_key: str = keys.DEFAULT_MAIN_KEY,
+        events: DomainEvents | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
+        self._events = events
         self.default_agent_id = keys.normalize_agent_id(default_agent_id)
         self.main_key = main_key
         self._codec: CursorCodec | None = None
@@ -143,6 +163,9 @@ class SessionCatalog:
             yield work
         for change in work.changes:
             self._emit(change)
+        if self._events is not None:
+            for event in work.told:
+                self._events.publish(event)
 
     def patch(
         self,
@@ -151,13 +174,14 @@ class SessionCatalog:
         *,
         create: bool = True,
         touch: bool = True,
+        cause: Cause | None = None,
     ) -> Change:
         """Apply ``changes`` to a session, creating it when missing (unless ``create=False``).
 
         All checks happen before anything is written; a refused change writes nothing.
         """
         with self.transaction() as work:
-            return work.patch(key, changes, create=create, touch=touch)
+            return work.patch(key, changes, create=create, touch=touch, cause=cause)
 
     def _patch(
         self,
@@ -236,11 +260,13 @@ class SessionCatalog:
                 f"{MAX_LINEAGE_PATH_BYTES} bytes"
             )
 
-    def delete(self, key: object, *, archive_transcript: bool = True) -> Change:
+    def delete(
+        self, key: object, *, archive_transcript: bool = True, cause: Cause | None = None
+    ) -> Change:
         """Delete exactly one session. Children are never touched: their lineage (path, root,
         trace id) stays as it was."""
         with self.transaction() as work:
-            return work.delete(key, archive_transcript=archive_transcript)
+            return work.delete(key, archive_transcript=archive_transcript, cause=cause)
 
     def _delete(self, tx: StoreTransaction, key: object, *, archive_transcript: bool) -> Change:
         canonical = self.canonical(key)
@@ -255,11 +281,11 @@ class SessionCatalog:
             tx.archive_transcript(current.session_id, "deleted", now)
         return Change(key=canonical, before=current, after=None)
 
-    def reset(self, key: object) -> Change:
+    def reset(self, key: object, *, cause: Cause | None = None) -> Change:
         """Give a session a new incarnation: new ``sessionId``, fresh transcript, old one
         archived. Lineage, label and settings stay."""
         with self.transaction() as work:
-            return work.reset(key)
+            return work.reset(key, cause=cause)
 
     def _reset(self, tx: StoreTransaction, key: object) -> Change:
         canonical = self.canonical(key)
@@ -281,11 +307,22 @@ class SessionCatalog:
         return Change(key=canonical, before=current, after=entry)
 
     def append(
-        self, key: object, type: str, data: JSONObject, *, touch: bool = True
+        self,
+        key: object,
+        type: str,
+        data: JSONObject,
+        *,
+        touch: bool = True,
+        run_id: str | None = None,
+        inject_run_id: str | None = None,
     ) -> TranscriptEvent:
-        """Append one event to the session's current transcript (the session must exist)."""
+        """Append one event to the session's current transcript (the session must exist).
+        ``run_id``: the run the message belongs to; ``inject_run_id``: ``chat.inject``'s
+        one-off run (see :class:`~clawline.events.MessageAppended`)."""
         with self.transaction() as work:
-            return work.append(key, type, data, touch=touch)
+            return work.append(
+                key, type, data, touch=touch, run_id=run_id, inject_run_id=inject_run_id
+            )
 
     def _append(
         self, tx: StoreTransaction, key: object, type: str, data: JSONObject, *, touch: bool
@@ -313,11 +350,28 @@ class CatalogTransaction:
         self.catalog = catalog
         self.tx = tx
         self.changes: list[Change] = []
+        self.told: list[DomainEvent] = []
+        """The domain events published once this transaction commits."""
 
-    def _record(self, change: Change) -> Change:
+    def _record(self, change: Change, cause: Cause | None = None) -> Change:
         if change.before != change.after:
             self.changes.append(change)
+        if cause is not None:
+            self.tell(
+                SessionChanged(
+                    change.key,
+                    cause.reason,
+                    phase=cause.phase,
+                    run_id=cause.run_id,
+                    entry=change.after,
+                    deleted=change.before if change.after is None else None,
+                )
+            )
         return change
+
+    def tell(self, event: DomainEvent) -> None:
+        """Publish ``event`` once (and only if) this transaction commits."""
+        self.told.append(event)
 
     def patch(
         self,
@@ -326,20 +380,35 @@ class CatalogTransaction:
         *,
         create: bool = True,
         touch: bool = True,
+        cause: Cause | None = None,
     ) -> Change:
-        return self._record(self.catalog._patch(self.tx, key, changes, create=create, touch=touch))
+        change = self.catalog._patch(self.tx, key, changes, create=create, touch=touch)
+        return self._record(change, cause)
 
-    def delete(self, key: object, *, archive_transcript: bool = True) -> Change:
-        return self._record(
-            self.catalog._delete(self.tx, key, archive_transcript=archive_transcript)
-        )
+    def delete(
+        self, key: object, *, archive_transcript: bool = True, cause: Cause | None = None
+    ) -> Change:
+        change = self.catalog._delete(self.tx, key, archive_transcript=archive_transcript)
+        return self._record(change, cause)
 
-    def reset(self, key: object) -> Change:
-        return self._record(self.catalog._reset(self.tx, key))
+    def reset(self, key: object, *, cause: Cause | None = None) -> Change:
+        return self._record(self.catalog._reset(self.tx, key), cause)
 
     def append(
-        self, key: object, type: str, data: JSONObject, *, touch: bool = True
+        self,
+        key: object,
+        type: str,
+        data: JSONObject,
+        *,
+        touch: bool = True,
+        run_id: str | None = None,
+        inject_run_id: str | None = None,
     ) -> TranscriptEvent:
         event, change = self.catalog._append(self.tx, key, type, data, touch=touch)
         self._record(change)
+        self.tell(
+            MessageAppended(
+                change.key, event, run_id=run_id, inject_run_id=inject_run_id, entry=change.after
+            )
+        )
         return event

@@ -69,7 +69,7 @@ _SUBAGENT_TASK = "[Subagent Task]:"
 def _message_title(text: str | None) -> str | None:
     """A spawned child's first message opens with the same ``[Subagent Context]`` paragraph for
     every child; its title is that marker followed by the task, so siblings can be told apart
-    (clients strip the marker for display, subagent-ui.md §12)."""
+    (clients strip the marker for display, docs/web.md)."""
     if text is None or not text.startswith(_SUBAGENT_CONTEXT):
         return text
     index = text.find(_SUBAGENT_TASK)
@@ -143,7 +143,7 @@ def static_row(entry: SessionEntry) -> JSONObject:
         "rootSessionKey": entry.root_session_key,
         "traceId": entry.trace_id,
         "pluginExtensions": {k: dict(v) for k, v in extensions.items()} if extensions else {},
-        # Lineage.to_json(), spelled out: {parent, "/root/…/key", depth}.
+        # Lineage.to_json(), spelled out: {parent, "/<root key>/…/<key>", depth}.
         "lineage": {
             "parent": path[-2] if len(path) > 1 else None,
             "path": "/" + "/".join(path),

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from clawline.types import JSON, EpochMs, JSONObject
 
-__all__ = ["TranscriptEvent", "TranscriptInfo"]
+__all__ = ["TranscriptEvent", "TranscriptInfo", "message_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,3 +35,12 @@ class TranscriptInfo:
     last_seq: int
     archived_at: EpochMs | None = None
     archive_reason: str | None = None
+
+
+def message_json(event: TranscriptEvent) -> JSONObject:
+    """A transcript message as clients see it: its data plus ``{id, seq}`` meta."""
+    message: JSONObject = dict(event.data)
+    message.setdefault("id", f"{event.session_id}:{event.seq}")
+    message["seq"] = event.seq
+    message.setdefault("timestamp", event.ts)
+    return message

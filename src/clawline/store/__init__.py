@@ -10,11 +10,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from clawline.errors import StoreUnavailable
 from clawline.store.base import Page, Position, SessionQuery, Store, StoreTransaction
 from clawline.store.cursor import CursorCodec
+
+if TYPE_CHECKING:
+    from clawline.config import PoolSettings
 
 __all__ = [
     "CursorCodec",
@@ -38,12 +42,19 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
-def open_store(url: str | None, *, default_sqlite_path: Path | None = None) -> Store:
+def open_store(
+    url: str | None,
+    *,
+    default_sqlite_path: Path | None = None,
+    pool: PoolSettings | None = None,
+) -> Store:
     """Open the store a URL names.
 
     ``None`` or ``""`` means SQLite at ``default_sqlite_path``; ``sqlite:///abs/path.db``,
     ``sqlite:relative.db`` and ``sqlite::memory:`` name SQLite files; ``postgresql://…`` (or
-    ``postgres://…``) names a PostgreSQL database, with an optional ``schema`` query parameter.
+    ``postgres://…``) names a PostgreSQL database, with an optional ``schema`` query parameter,
+    served through a connection pool sized and limited by ``pool`` (``Settings.store_pool``;
+    SQLite has no use for it).
     """
     if not url:
         if default_sqlite_path is None:
@@ -66,7 +77,7 @@ def open_store(url: str | None, *, default_sqlite_path: Path | None = None) -> S
         query = parse_qs(parts.query)
         schema = query.pop("schema", [None])[0]
         plain = urlunsplit(parts._replace(query=urlencode(query, doseq=True)))
-        return PostgresStore(plain, schema=schema)
+        return PostgresStore(plain, schema=schema, pool=pool)
     raise StoreUnavailable(
         f"unsupported store URL {redact_url(url)!r} (use sqlite: or postgresql:)"
     )

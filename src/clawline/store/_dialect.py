@@ -3,9 +3,10 @@ collaboration tables.
 
 The SQL of tasks, runs, the inbox and bindings is written once (``_tasks_sql``, ``_runs_sql``,
 ``_inbox_sql``, ``_bindings_sql``) with ``?`` placeholders; a :class:`Dialect` supplies the
-differences: placeholder style, row locks, null-safe equality, JSON and boolean conversion, and
-advisory locks. Statements run through a :data:`Execute` function: the store's locked reader for
-reads, the transaction's cursor for writes.
+differences: placeholder style (translated for PostgreSQL by :mod:`clawline.store._placeholders`,
+which leaves quoted text, comments and the jsonb operators alone), row locks, null-safe
+equality, JSON and boolean conversion, and advisory locks. Statements run through an
+:data:`Execute` function: the store's reader for reads, the transaction's cursor for writes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from clawline.errors import InvalidField
+from clawline.store._placeholders import to_pyformat
 from clawline.store.records import FROZEN_RESULT_MAX_BYTES, InboxItem, SubagentRun, ThreadBinding
 from clawline.tasks.model import TaskRecord
 
@@ -42,6 +44,7 @@ def _no_lock(execute: Execute, lock_class: int, name: str) -> None:
 @dataclass(frozen=True, slots=True)
 class Dialect:
     placeholder: str
+    """``"?"`` (statements run as written) or ``"%s"`` (psycopg)."""
     for_update: str
     """Appended to a locking ``SELECT`` (``""`` where the transaction already excludes others)."""
     same: str
@@ -52,7 +55,7 @@ class Dialect:
 
     def q(self, statement: str) -> str:
         """``statement`` (written with ``?``) in this backend's placeholder style."""
-        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+        return statement if self.placeholder == "?" else to_pyformat(statement)
 
     def marks(self, count: int) -> str:
         return ", ".join("?" for _ in range(count))

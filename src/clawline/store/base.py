@@ -229,6 +229,12 @@ class Store(abc.ABC):
     pairings: PairingReads
     """Device pairings (:mod:`clawline.store.pairing`)."""
 
+    @property
+    @abc.abstractmethod
+    def max_concurrency(self) -> int:
+        """How many threads the store serves at once (more wait their turn): the number of
+        workers to run store calls on."""
+
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
         """A write transaction; committed on normal exit, rolled back on an exception."""

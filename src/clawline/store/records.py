@@ -39,7 +39,7 @@ def cap_result_text(text: str, limit: int = FROZEN_RESULT_MAX_BYTES) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SubagentRun:
-    """A sub-agent (or ACP) run started by ``sessions_spawn`` (collaboration.md §3.1).
+    """A sub-agent (or ACP) run started by ``sessions_spawn`` (OpenClaw's ``SubagentRunRecord``).
 
     ``controller_session_key`` ``None`` means the requester controls the run (see
     :attr:`controller`). ``ended_at is None`` means the run is active.
@@ -160,7 +160,7 @@ class InboxItem:
 
 @dataclass(frozen=True, slots=True)
 class ThreadBinding:
-    """A conversation (thread) of a channel account bound to a session (collaboration.md §9).
+    """A conversation (thread) of a channel account bound to a session (docs/collaboration.md).
 
     ``idle_ms`` / ``max_age_ms`` of 0 mean no limit. A binding is active until ``unbound_at``
     is set; only one active binding may exist per ``(channel, account_id, conversation_id)``.

@@ -1,4 +1,4 @@
-"""The task record (collaboration.md §10): what a background piece of work is, who owns it and
+"""The task record (docs/tasks.md): what a background piece of work is, who owns it and
 where it stands.
 
 Statuses move along an enforced transition table (:data:`TRANSITIONS`)::
@@ -174,7 +174,7 @@ class TaskRecord:
         return None
 
     def to_json(self) -> JSONObject:
-        """Every field by its OpenClaw name, ``null`` when unset, in the reference's order."""
+        """Every field by its OpenClaw name, ``null`` when unset, in OpenClaw's field order."""
         return {json_name: getattr(self, name) for name, json_name in _JSON_NAMES.items()}
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Task retention and lost-task detection (collaboration.md §10).
+"""Task retention and lost-task detection (docs/tasks.md).
 
 :func:`sweep` does one pass: it deletes terminal tasks whose ``cleanupAfter`` has passed
 (``endedAt`` + 7 days) and marks ``lost`` the queued or running tasks whose backing session
@@ -81,7 +81,7 @@ async def sweep_periodically(
     on_result: Callable[[SweepResult], None] | None = None,
 ) -> None:
     """Sweep every ``interval_ms`` until ``stop`` is set; ``call`` runs a blocking function on
-    the store thread (``Services.call``)."""
+    the store thread (``Runtime.call``)."""
     while not stop.is_set():
         try:
             result: SweepResult = await call(sweep, registry)

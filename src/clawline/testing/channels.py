@@ -4,8 +4,8 @@
 ``subagent_spawning`` hook and what the hook answers) and records what it was asked.
 :func:`threads_channel` and :func:`plain_channel` are the two usual shapes::
 
-    services.channels.register(threads_channel("forum"))
-    services.channels.register(plain_channel("sms"))
+    runtime.channels.register(threads_channel("forum"))
+    runtime.channels.register(plain_channel("sms"))
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from clawline.config import Settings
 from clawline.gateway.app import Gateway
 from clawline.gateway.server import bind_socket, serve
 from clawline.gateway.settings import GatewaySettings
-from clawline.services import Services
+from clawline.runtime import Runtime
 
 __all__ = ["RunningGateway", "running_gateway"]
 
@@ -23,7 +23,7 @@ class RunningGateway:
     url: str
     """``ws://127.0.0.1:<port>``; the WebSocket is served at ``/`` and ``/ws``."""
     gateway: Gateway
-    services: Services
+    runtime: Runtime
 
     @property
     def port(self) -> int:
@@ -47,8 +47,8 @@ async def running_gateway(
     base = settings or Settings(state_dir=state_dir)
     if store_url is not None:
         base = replace(base, store_url=store_url)
-    services = Services.open(base, clock=clock)
-    gateway = Gateway(services, gateway_settings or GatewaySettings(port=0))
+    runtime = Runtime.open(base, clock=clock)
+    gateway = Gateway(runtime, gateway_settings or GatewaySettings(port=0))
     sock = bind_socket("127.0.0.1", 0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
@@ -66,11 +66,11 @@ async def running_gateway(
         if server in done:
             server.result()
             raise RuntimeError("the gateway stopped before it was ready")
-        yield RunningGateway(url=ready.result(), gateway=gateway, services=services)
+        yield RunningGateway(url=ready.result(), gateway=gateway, runtime=runtime)
     finally:
         stop.set()
         try:
             with contextlib.suppress(asyncio.CancelledError):
                 await server  # raises what stopped it, e.g. StoreInUse or StoreLockLost
         finally:
-            services.close()
+            runtime.close()

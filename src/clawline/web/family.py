@@ -1,4 +1,4 @@
-"""Session families for the web chat, from ACP (subagent-ui.md §2, §6, §7).
+"""Session families for the web chat, from ACP (docs/web.md).
 
 The web chat never derives lineage itself: ``web.family {sessionKey}`` runs the family operation
 of :mod:`clawline.acp.family` against an ACP link to clawline's own bridge, a
@@ -81,7 +81,7 @@ def bridge_target(gateway: Gateway) -> BridgeTarget:
         raise RuntimeError("the gateway is not serving yet")
     settings = gateway.settings
     token = settings.token if settings.auth == "token" else None
-    return BridgeTarget(loopback_url(gateway.url), gateway.services.settings.state_dir, token)
+    return BridgeTarget(loopback_url(gateway.url), gateway.runtime.settings.state_dir, token)
 
 
 class WebFamily:

@@ -22,7 +22,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentConfig
-    from clawline.services import Services
+    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
 
 __all__ = ["Tool", "ToolContext", "ToolResult", "ToolSpec"]
@@ -54,7 +54,7 @@ class ToolResult:
 class ToolContext:
     """Who is calling: the requester session and its run, and where its files live."""
 
-    services: Services
+    services: Runtime
     session_key: str
     """The requester's session key."""
     agent_id: str

@@ -1,6 +1,6 @@
 """The tools a turn may offer its model, and which of them a session gets.
 
-Policy (collaboration.md §8), applied by :meth:`ToolRegistry.tools_for`:
+OpenClaw's policy by depth, applied by :meth:`ToolRegistry.tools_for`:
 
 1. main sessions (depth 0) get every registered tool;
 2. subagent sessions (depth >= 1) never get :data:`SUBAGENT_DENY_ALWAYS`; leaves also lose

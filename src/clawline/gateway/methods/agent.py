@@ -1,4 +1,4 @@
-"""``agent`` and ``agent.wait`` (reference §7.13, §7.14).
+"""``agent`` and ``agent.wait`` (docs/gateway-chat.md).
 
 ``agent`` answers twice with the same request id: first
 ``{runId, status:"accepted", acceptedAt}`` (sent through ``call.ack``), then, when the run has
@@ -117,7 +117,7 @@ async def agent(call: Call) -> JSON:
         attachments=params.get("attachments"),
         thinking=params.get("thinking"),
     )
-    call.ack({"runId": ack.run_id, "status": "accepted", "acceptedAt": ack.accepted_at})
+    await call.ack({"runId": ack.run_id, "status": "accepted", "acceptedAt": ack.accepted_at})
     # Shielded: a client that disconnects must not cancel the run's outcome for others.
     outcome = await asyncio.shield(ack.done)
     if outcome.ok:

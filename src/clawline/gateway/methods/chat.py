@@ -1,4 +1,4 @@
-"""``chat.send``, ``chat.history``, ``chat.abort`` and ``chat.inject`` (reference §7.10-§7.12).
+"""``chat.send``, ``chat.history``, ``chat.abort`` and ``chat.inject`` (docs/gateway-chat.md).
 
 The methods are thin: they check params and scopes and call the run manager
 (:mod:`clawline.agents.runs`), which writes the transcript and publishes the ``chat``,

@@ -1,5 +1,5 @@
 """Pieces the ``sessions.*`` method modules share: listing defaults, webchat refusals, the
-required session key, the main session check, model resolution and the notifier."""
+required session key, the main session check and model resolution."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from clawline import keys
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.registry import Call
 from clawline.sessions.entry import SessionEntry
-from clawline.sessions.notify import SessionNotifier
 from clawline.types import JSONObject
 
 __all__ = [
@@ -15,7 +14,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_PROVIDER",
     "is_main_key",
-    "notifier",
     "refuse_blank_key",
     "refuse_webchat",
     "required_key",
@@ -81,7 +79,3 @@ def resolved_model(entry: SessionEntry) -> JSONObject:
         "modelProvider": provider if isinstance(provider, str) else DEFAULT_MODEL_PROVIDER,
         "model": model if isinstance(model, str) else DEFAULT_MODEL,
     }
-
-
-def notifier(call: Call) -> SessionNotifier:
-    return SessionNotifier(call.services)

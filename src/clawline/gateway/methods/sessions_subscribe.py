@@ -30,7 +30,7 @@ _KEY = P.string(required=True, min_len=1, max_len=512)
 
 
 def _stream_position(call: Call, replayed: int | None) -> JSONObject:
-    bus = call.services.bus
+    bus = call.gateway.bus
     out: JSONObject = {"lastSeq": bus.last_seq, "bootId": bus.boot_id}
     if replayed is not None:
         out["replayed"] = replayed

@@ -16,14 +16,13 @@ from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, WRITE
 from clawline.gateway.methods.sessions_common import (
     is_main_key,
-    notifier,
     refuse_webchat,
     required_key,
     resolved_model,
 )
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
-from clawline.sessions.catalog import Change, SessionCatalog
+from clawline.sessions.catalog import Cause, Change, SessionCatalog
 from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON, JSONObject
 
@@ -105,7 +104,7 @@ def _create(
             raise GatewayError(f"unknown parent session: {parent}")
         changes["parentSessionKey"] = parent
     try:
-        change = catalog.patch(key, changes)
+        change = catalog.patch(key, changes, cause=Cause("create"))
     except ClawlineError:
         raise
     except Exception as error:  # the backend's own failure, e.g. while writing the transcript
@@ -165,7 +164,6 @@ async def sessions_create(call: Call) -> JSON:
     parent = None if parent_raw is None else catalog.canonical(parent_raw)
     change = await services.call(_create, catalog, key, changes, parent)
     assert change.after is not None
-    await notifier(call).changed(key, reason="create")
     result: JSONObject = {
         "ok": True,
         "key": key,
@@ -201,9 +199,8 @@ async def sessions_patch(call: Call) -> JSON:
     services = call.services
     key = required_key(call)
     changes = {name: value for name, value in call.params.items() if name != "key"}
-    change = await services.call(services.catalog.patch, key, changes)
+    change = await services.call(services.catalog.patch, key, changes, cause=Cause("patch"))
     assert change.after is not None
-    await notifier(call).changed(change.key, reason="patch")
     return {
         "ok": True,
         "path": services.store.location,
@@ -218,7 +215,7 @@ async def sessions_patch(call: Call) -> JSON:
 
 def _delete(catalog: SessionCatalog, key: str, archive: bool) -> Change | None:
     try:
-        return catalog.delete(key, archive_transcript=archive)
+        return catalog.delete(key, archive_transcript=archive, cause=Cause("delete"))
     except SessionNotFound:
         return None
 
@@ -246,7 +243,6 @@ async def sessions_delete(call: Call) -> JSON:
     await unbind_deleted_session(services, key, deleted=deleted, emit_hooks=hooks)
     if change is None or change.before is None:
         return {"ok": True, "key": key, "deleted": False, "archived": []}
-    await notifier(call).changed(key, reason="delete", deleted=change.before)
     if hooks:
         await _session_ended(call, change.before, "deleted")
     archived: list[JSON] = [change.before.session_id] if archive else []
@@ -265,9 +261,9 @@ async def sessions_reset(call: Call) -> JSON:
     services = call.services
     key = required_key(call)
     await _stop_runs(call, key)
-    change = await services.call(services.catalog.reset, key)
+    cause = Cause(call.params.get("reason", "reset"))
+    change = await services.call(services.catalog.reset, key, cause=cause)
     assert change.after is not None
     assert change.before is not None
-    await notifier(call).changed(key, reason=call.params.get("reason", "reset"))
     await _session_ended(call, change.before, "reset")
     return {"ok": True, "key": key, "entry": change.after.to_json()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clawline.events import EventsNotRetained
+from clawline.gateway.bus import EventsNotRetained
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
 from clawline.gateway.params import P
@@ -16,7 +16,7 @@ methods = MethodRegistry()
 
 @methods.method("health", scope=None, schema={})
 async def health(call: Call) -> JSON:
-    bus = call.services.bus
+    bus = call.gateway.bus
     return {
         "ok": True,
         "status": "live",
@@ -31,7 +31,7 @@ def replay_missed(call: Call, after_seq: int, boot_id: str | None) -> int:
     """Queue, on this connection, the retained events after ``after_seq`` it would have
     received; return how many. Must run without an ``await`` before the caller's
     subscription change takes effect, so no live event slips in between."""
-    bus = call.services.bus
+    bus = call.gateway.bus
     try:
         missed = bus.missed(call.connection, after_seq, boot_id)
     except EventsNotRetained as error:
@@ -57,5 +57,5 @@ async def events_replay(call: Call) -> JSON:
     """Send again, in order, the events after ``afterSeq`` that this connection's current
     subscriptions select (clawline's extension for reconnecting clients)."""
     count = replay_missed(call, call.params["afterSeq"], call.params.get("bootId"))
-    bus = call.services.bus
+    bus = call.gateway.bus
     return {"replayed": count, "lastSeq": bus.last_seq, "bootId": bus.boot_id}

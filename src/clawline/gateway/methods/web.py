@@ -1,6 +1,6 @@
 """``web.family``: a session's family for the web chat, from ACP (docs/web.md).
 
-The answer is the family operation's result as-is (subagent-ui.md §6):
+The answer is the family operation's result as-is (ClawX's ``getAcpSessionFamily``):
 ``{success: true, current, children}`` or ``{success: false, current: null, children: [],
 error}``. A missing or non-``agent:`` key is the operation's own failure
 (``Invalid ACP session family payload``), answered without starting the ACP bridge.

@@ -1,7 +1,6 @@
 """The XWorkmate multi-session plugin (OpenClaw's ``openclaw-multi-session-plugins``),
 re-implemented for clawline: it maps XWorkmate app threads to sessions, gives every task run its
-own artifact directory, and answers task-status and artifact queries (docs/xworkmate.md, the
-contract is multisession-plugin.md).
+own artifact directory, and answers task-status and artifact queries (docs/xworkmate.md).
 
 Enable it in config.toml::
 

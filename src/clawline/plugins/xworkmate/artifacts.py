@@ -1,5 +1,5 @@
-"""One artifact's description (§7.4): content type, size, digest, signed reference, and its
-content inlined as base64 when it is small enough.
+"""One artifact's description (docs/xworkmate.md): content type, size, digest, signed reference,
+and its content inlined as base64 when it is small enough.
 
 Files are opened through :class:`~clawline.agents.confined.ConfinedDir` (no symlink followed
 by the kernel on the way) and must be regular files with one hard link (unless

@@ -1,4 +1,4 @@
-"""Names and limits of the XWorkmate multi-session plugin (multisession-plugin.md §1-§8)."""
+"""Names and limits of the XWorkmate multi-session plugin (docs/xworkmate.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ METHOD_NAMES: tuple[str, ...] = (
     "xworkmate.artifacts.list",
     "xworkmate.artifacts.read",
 )
-"""The gateway methods, in the order the plugin registers them (§2)."""
+"""The gateway methods, in the order the plugin registers them."""
 
 TASK_ID_PREFIX = "xworkmate-"
 """The native task clawline creates on prepare is ``xworkmate-<runId>-<digest>``
@@ -56,7 +56,7 @@ MAX_SCAN_ENTRIES = 100_000
 SKIPPED_DIRS = frozenset(
     {".git", ".openclaw", ".xworkmate", ".pi", ".dart_tool", ".next", ".turbo", "node_modules"}
 )
-"""Directories a scan never enters (§7.2); ``dist/`` and ``build/`` are exported."""
+"""Directories a scan never enters; ``dist/`` and ``build/`` are exported."""
 
 DEFAULT_EXPECTED_ARTIFACT_DIRS: tuple[str, ...] = (
     "artifacts/",

@@ -1,4 +1,4 @@
-"""Artifact export (§7): scan a task run's files, order and cap them, describe each.
+"""Artifact export: scan a task run's files, order and cap them, describe each.
 
 :func:`export_artifacts` is blocking (file system); the gateway methods run it in a worker
 thread. Options come from the request, then ``[plugins.xworkmate]``, then the defaults
@@ -174,7 +174,7 @@ def order_candidates(found: list[Candidate], required: list[str]) -> list[Candid
 def export_artifacts(
     root: Path, scope: TaskScope, options: ExportOptions, secret: bytes
 ) -> JSONObject:
-    """The export result (§7.4) of ``scope`` under the real workspace ``root``."""
+    """The export result of ``scope`` under the real workspace ``root``."""
     try:
         top = open_root(root, allow_hardlinks=options.allow_hardlinks)
     except FileNotFoundError:

@@ -1,4 +1,4 @@
-"""``artifact-ignore.md``: files a task asks export to leave out (§7.2).
+"""``artifact-ignore.md``: files a task asks export to leave out.
 
 The file sits at the root of what is scanned (the task scope, or one expected directory) and is
 itself never exported. When it contains a fenced block opened by a line

@@ -1,9 +1,9 @@
-"""The Markdown manifest of an artifact result (§9.3), for the agent tool and
+"""The Markdown manifest of an artifact result, for the agent tool and
 ``xworkmate.artifacts.list``::
 
     ## XWorkmate artifacts
 
-    Workspace: `/home/me/.clawline/workspace/main`
+    Workspace: `/srv/clawline/workspace/main`
     Artifact scope: `tasks/agent_main_main/turn-1`
 
     | File | Type | Size | SHA-256 | Inline |

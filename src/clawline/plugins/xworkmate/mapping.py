@@ -1,4 +1,4 @@
-"""The app thread ↔ OpenClaw session mapping (§4), kept in the session's plugin extensions.
+"""The app thread ↔ OpenClaw session mapping, kept in the session's plugin extensions.
 
 Stored at ``pluginExtensions["openclaw-multi-session-plugins"]["xworkmate.sessionMapping"]`` of
 the session the OpenClaw key names::
@@ -31,7 +31,7 @@ from clawline.plugins.xworkmate.scope import normalize_expected_dirs
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "CONFLICT_MESSAGE",
@@ -47,7 +47,7 @@ CONFLICT_MESSAGE = "conflict: xworkmate session mapping already points to a diff
 SOURCES = ("session_start", "bridge_prepare")
 
 
-def iso_now(services: Services) -> str:
+def iso_now(services: Runtime) -> str:
     """Now as JavaScript's ``toISOString()`` writes it (``2026-06-05T12:00:00.000Z``)."""
     moment = datetime.datetime.fromtimestamp(services.clock.now_ms() / 1000, datetime.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
@@ -99,13 +99,13 @@ class SessionMapping:
         )
 
 
-def storage_key(services: Services, openclaw_session_key: str) -> str:
+def storage_key(services: Runtime, openclaw_session_key: str) -> str:
     """The catalog key of the session an OpenClaw key names (``main`` → ``agent:main:main``)."""
     return services.catalog.canonical(openclaw_session_key)
 
 
 def upsert_mapping(
-    services: Services,
+    services: Runtime,
     *,
     app_thread_key: str,
     openclaw_session_key: str,
@@ -158,7 +158,7 @@ def upsert_mapping(
     return written[0]
 
 
-def read_mapping(services: Services, openclaw_session_key: str) -> SessionMapping | None:
+def read_mapping(services: Runtime, openclaw_session_key: str) -> SessionMapping | None:
     """The mapping stored on the session ``openclaw_session_key`` names, if any."""
     try:
         key = storage_key(services, openclaw_session_key)
@@ -167,7 +167,7 @@ def read_mapping(services: Services, openclaw_session_key: str) -> SessionMappin
     return SessionMapping.from_json(read_extension(services, key, PLUGIN_ID, MAPPING_NAMESPACE))
 
 
-def find_mapping(services: Services, app_thread_key: str) -> SessionMapping | None:
+def find_mapping(services: Runtime, app_thread_key: str) -> SessionMapping | None:
     """The mapping of an app thread (indexed lookup); with several, the latest updated."""
     found: list[SessionMapping] = []
     keys = find_sessions(services, PLUGIN_ID, MAPPING_NAMESPACE, "appThreadKey", app_thread_key)

@@ -1,4 +1,4 @@
-"""The plugin's gateway methods, registered in the upstream order (§2).
+"""The plugin's gateway methods, registered in the upstream order.
 
 Params are open objects (the XWorkmate bridge spreads extra fields into every request), so no
 method declares a closed schema; each operation reads the fields it knows. A refusal is answered
@@ -22,11 +22,11 @@ from clawline.plugins.xworkmate.tasks_get import tasks_get
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["register_methods"]
 
-Operation = Callable[["Services", Mapping[str, Any]], Awaitable[JSONObject]]
+Operation = Callable[["Runtime", Mapping[str, Any]], Awaitable[JSONObject]]
 
 
 def _handler(operation: Operation, *, conflicts: bool = False) -> Handler:

@@ -1,4 +1,4 @@
-"""The native task record of an XWorkmate run (multisession-plugin.md §13).
+"""The native task record of an XWorkmate run.
 
 OpenClaw showed XWorkmate runs as "running" forever because no task record existed for them.
 clawline creates one when a run is prepared — runtime ``cli``, ``running``, requested and owned
@@ -25,7 +25,7 @@ from clawline.plugins.xworkmate.scope import safe_scope_segment
 from clawline.tasks.model import TaskRecord
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "END_STATUSES",
@@ -57,7 +57,7 @@ def native_task_id(session_key: str, run_id: str) -> str:
 
 
 def create_native_task(
-    services: Services, session_key: str, run_id: str, app_thread_key: str
+    services: Runtime, session_key: str, run_id: str, app_thread_key: str
 ) -> TaskRecord:
     """The run's task, created ``running`` unless it exists already (a repeated prepare)."""
     registry = services.tasks
@@ -79,7 +79,7 @@ def create_native_task(
 
 
 def finish_native_task(
-    services: Services,
+    services: Runtime,
     session_key: str,
     run_id: str,
     *,
@@ -108,7 +108,7 @@ def _belongs(task: TaskRecord | None, session_key: str) -> bool:
     )
 
 
-def _of_run(services: Services, session_key: str, run_id: str) -> TaskRecord | None:
+def _of_run(services: Runtime, session_key: str, run_id: str) -> TaskRecord | None:
     """The session's newest task of ``run_id`` (other sessions may use the same run id)."""
     for task in services.store.tasks.by_run_id(run_id):
         if _belongs(task, session_key):
@@ -116,7 +116,7 @@ def _of_run(services: Services, session_key: str, run_id: str) -> TaskRecord | N
     return None
 
 
-def find_native_task(services: Services, session_key: str, token: str) -> TaskRecord | None:
+def find_native_task(services: Runtime, session_key: str, token: str) -> TaskRecord | None:
     """The session's task named by ``token`` — a task id, the id of its run ``token``, a run
     id, or ``xworkmate-<runId>`` — or its latest task when ``token`` is empty."""
     registry = services.tasks

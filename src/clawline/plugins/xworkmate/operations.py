@@ -37,7 +37,7 @@ from clawline.plugins.xworkmate.workspace import open_root, resolve_root
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "expected_dirs_for",
@@ -62,7 +62,7 @@ def target(params: Params) -> TaskScope:
     return scope
 
 
-async def expected_dirs_for(services: Services, params: Params, session_key: str) -> list[str]:
+async def expected_dirs_for(services: Runtime, params: Params, session_key: str) -> list[str]:
     """The request's ``expectedArtifactDirs``, else those prepare recorded in the session's
     mapping, else clawline's default list."""
     if params.get("expectedArtifactDirs") is not None:
@@ -74,7 +74,7 @@ async def expected_dirs_for(services: Services, params: Params, session_key: str
 
 
 def _root(
-    services: Services,
+    services: Runtime,
     config: XWorkmateSettings,
     scope: TaskScope,
     params: Params,
@@ -86,7 +86,7 @@ def _root(
 
 
 async def export(
-    services: Services,
+    services: Runtime,
     params: Params,
     *,
     include_content: bool = True,
@@ -104,7 +104,7 @@ async def export(
 
 
 async def list_artifacts(
-    services: Services, params: Params, *, root: Path | None = None
+    services: Runtime, params: Params, *, root: Path | None = None
 ) -> JSONObject:
     """``xworkmate.artifacts.list``: export without content, plus ``manifestMarkdown``."""
     result = await export(services, {**params, "includeContent": False}, root=root)
@@ -112,7 +112,7 @@ async def list_artifacts(
     return result
 
 
-async def read(services: Services, params: Params, *, root: Path | None = None) -> JSONObject:
+async def read(services: Runtime, params: Params, *, root: Path | None = None) -> JSONObject:
     """``xworkmate.artifacts.read``."""
     config = plugin_settings(services.settings)
     scope = target(params)
@@ -132,7 +132,7 @@ async def read(services: Services, params: Params, *, root: Path | None = None) 
     )
 
 
-async def snapshot(services: Services, params: Params) -> JSONObject:
+async def snapshot(services: Runtime, params: Params) -> JSONObject:
     """``xworkmate.artifacts.collect-and-snapshot``."""
     config = plugin_settings(services.settings)
     scope = target(params)
@@ -173,7 +173,7 @@ def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
     }
 
 
-async def prepare(services: Services, params: Params) -> JSONObject:
+async def prepare(services: Runtime, params: Params) -> JSONObject:
     """``xworkmate.session.prepare``: checks everything first, then records the mapping
     (fail closed), creates the scope directory, the native task and the recorded run."""
     metadata = _metadata(params)

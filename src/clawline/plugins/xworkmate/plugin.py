@@ -5,7 +5,7 @@ starts and when a run ends.
   refresh the mapping (source ``session_start`` when it is new). A session without a mapping
   has no app thread to record, so nothing is done for it. Failures are logged
   (``xworkmate session_start preparation failed: …``), never raised.
-- ``agent_end``: for a session with this plugin's data, record the run's end (§5) and
+- ``agent_end``: for a session with this plugin's data, record the run's end and
   end its native task (the session's task of the run): ``done`` → ``succeeded``, ``failed`` →
   ``failed``, ``timeout`` → ``timed_out``, ``killed`` → ``cancelled``.
 """
@@ -36,7 +36,7 @@ from clawline.plugins.xworkmate.workspace import open_root, resolve_root
 if TYPE_CHECKING:
     from clawline.agents.tools.registry import ToolRegistry
     from clawline.gateway.registry import MethodRegistry
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "agent_end",
@@ -61,7 +61,7 @@ def register_tools(tools: ToolRegistry) -> None:
 
 
 @hookimpl
-def startup(services: Services) -> None:
+def startup(services: Runtime) -> None:
     """Check ``[plugins.xworkmate]`` once at start-up, so a bad value is logged early."""
     plugin_settings(services.settings)
 
@@ -133,7 +133,7 @@ def last_assistant_text(event: Mapping[str, Any]) -> str:
     return output if isinstance(output, str) else ""
 
 
-def _is_xworkmate_session(services: Services, session_key: str) -> bool:
+def _is_xworkmate_session(services: Runtime, session_key: str) -> bool:
     """Whether the session carries this plugin's data (prepare always writes its mapping to the
     session its native task belongs to): one read per run end."""
     entry = services.catalog.get(session_key)

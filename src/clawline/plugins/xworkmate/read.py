@@ -1,4 +1,4 @@
-"""``xworkmate.artifacts.read`` (§9.1): one artifact of the current task run, by signed
+"""``xworkmate.artifacts.read``: one artifact of the current task run, by signed
 ``artifactRef`` or by ``artifactScope`` + ``relativePath``.
 
 A path never leaves its scope: absolute paths, ``..`` segments and NULs are refused outright,

@@ -1,4 +1,4 @@
-"""Signed artifact references, version 2 (§8).
+"""Signed artifact references, version 2.
 
 ``artifactRef = base64url(JSON payload) + "." + base64url(HMAC-SHA256(secret, body))`` where
 the payload binds the reference to one workspace, one session's run and one file's content::

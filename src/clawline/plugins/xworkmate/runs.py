@@ -1,4 +1,4 @@
-"""Recorded task runs (§5): the plugin's own record of each run it prepared or saw end.
+"""Recorded task runs: the plugin's own record of each run it prepared or saw end.
 
 Stored at ``pluginExtensions[<plugin>]["xworkmate.taskRuns"] = {schemaVersion:1,
 runs:{<runId>: run}}`` with run = ``{schemaVersion:1, runId, status, success, startedAt,
@@ -25,7 +25,7 @@ from clawline.plugins.xworkmate.mapping import iso_now, storage_key
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -66,7 +66,7 @@ RunBuilder = Callable[[dict[str, Any] | None], JSONObject]
 
 
 def _write(
-    services: Services, session_key: str, run_id: str, build: RunBuilder, *, create: bool
+    services: Runtime, session_key: str, run_id: str, build: RunBuilder, *, create: bool
 ) -> None:
     def update(current: JSON | None) -> JSON | None:
         runs = current.get("runs") if isinstance(current, dict) else None
@@ -85,7 +85,7 @@ def _write(
     )
 
 
-def record_run_started(services: Services, session_key: str, run_id: str) -> None:
+def record_run_started(services: Runtime, session_key: str, run_id: str) -> None:
     now = iso_now(services)
 
     def build(previous: dict[str, Any] | None) -> JSONObject:
@@ -103,7 +103,7 @@ def record_run_started(services: Services, session_key: str, run_id: str) -> Non
 
 
 def record_run_ended(
-    services: Services,
+    services: Runtime,
     session_key: str,
     run_id: str,
     *,
@@ -133,7 +133,7 @@ def record_run_ended(
     _write(services, session_key, run_id, build, create=False)
 
 
-def _runs(services: Services, session_key: str) -> dict[str, Any]:
+def _runs(services: Runtime, session_key: str) -> dict[str, Any]:
     key = storage_key(services, session_key)
     stored = read_extension(services, key, PLUGIN_ID, TASK_RUNS_NAMESPACE)
     runs = stored.get("runs") if isinstance(stored, dict) else None
@@ -142,12 +142,12 @@ def _runs(services: Services, session_key: str) -> dict[str, Any]:
     return {run_id: dict(run) for run_id, run in runs.items() if isinstance(run, dict)}
 
 
-def read_run(services: Services, session_key: str, run_id: str) -> dict[str, Any] | None:
+def read_run(services: Runtime, session_key: str, run_id: str) -> dict[str, Any] | None:
     """The recorded run, if the session has one under ``run_id``."""
     return _runs(services, session_key).get(run_id)
 
 
-def latest_run(services: Services, session_key: str) -> dict[str, Any] | None:
+def latest_run(services: Runtime, session_key: str) -> dict[str, Any] | None:
     """The session's most recently updated recorded run."""
     runs = _runs(services, session_key)
     return next(iter(trim_runs(runs).values()), None) if runs else None  # type: ignore[return-value]

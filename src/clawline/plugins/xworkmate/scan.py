@@ -1,4 +1,4 @@
-"""Finding a task run's artifact files on disk (§7.2).
+"""Finding a task run's artifact files on disk (the upstream scan rules).
 
 Two scans, both confined to real directories (no symlinked component anywhere):
 

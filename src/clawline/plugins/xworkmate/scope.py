@@ -1,4 +1,4 @@
-"""Task artifact scopes (§7.1) and the normalisation of directory and extension lists (§7.3).
+"""Task artifact scopes and the normalisation of directory and extension lists.
 
 Every task run gets its own directory under the workspace root::
 
@@ -41,7 +41,7 @@ EXPECTED_DIR_ERROR = "expectedArtifactDir must stay inside the workspace"
 
 
 def safe_scope_segment(value: str) -> str:
-    """One path segment made from any text (§7.1): separators and unsafe characters become
+    """One path segment made from any text: separators and unsafe characters become
     ``_``, repeated ``_`` collapse, ``.``/``_``/``-`` are stripped from both ends, at most 96
     characters, ``scope`` when nothing is left."""
     text = _SEPARATORS.sub("_", value.strip())
@@ -91,7 +91,7 @@ class TaskScope:
 
 
 def normalize_expected_dirs(value: object) -> list[str]:
-    """§7.3: workspace-relative directories ending in ``/``, first-seen order, no duplicates.
+    """Workspace-relative directories ending in ``/``, first-seen order, no duplicates.
     A non-list is ``[]``; non-strings and blanks are skipped; an absolute path, a NUL, or a
     ``.``/``..`` segment raises ``expectedArtifactDir must stay inside the workspace``."""
     if not isinstance(value, list):

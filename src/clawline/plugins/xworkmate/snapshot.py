@@ -1,4 +1,4 @@
-"""``xworkmate.artifacts.collect-and-snapshot`` (§9.2): copy generated media into the task
+"""``xworkmate.artifacts.collect-and-snapshot``: copy generated media into the task
 scope so export finds it.
 
 Only files the caller names (absolute ``sourceFiles``) are copied, and only from the managed

@@ -1,4 +1,4 @@
-"""``xworkmate.tasks.get`` (§6): where an XWorkmate task run stands, with its artifacts.
+"""``xworkmate.tasks.get``: where an XWorkmate task run stands, with its artifacts.
 
 Lookup: the explicit ``openclawSessionKey``, else the session mapped to ``appThreadKey``.
 Then, first match wins:
@@ -6,7 +6,7 @@ Then, first match wins:
 1. a native task of the session (``taskId``, the task of run ``taskId|runId``, then
    ``xworkmate-<runId>``; else its latest task): its status mapped to
    ``completed``/``failed``/``running``, ``success:true``;
-2. a recorded run (§5): the run's status, output and error;
+2. a recorded run: the run's status, output and error;
 3. no record, but artifacts in the run's scope: ``status:"unknown"``,
    ``evidence:"artifacts_present"``;
 4. nothing: ``{ok:false, code, message}``.
@@ -37,7 +37,7 @@ from clawline.plugins.xworkmate.scope import expected_dirs_or_default
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["app_status", "tasks_get"]
 
@@ -80,7 +80,7 @@ def _export_fields(exported: JSONObject | None) -> JSONObject:
 
 
 async def _artifacts(
-    services: Services, params: Mapping[str, Any], session_key: str, run_id: str, dirs: list[str]
+    services: Runtime, params: Mapping[str, Any], session_key: str, run_id: str, dirs: list[str]
 ) -> JSONObject:
     return await export(
         services,
@@ -94,7 +94,7 @@ async def _artifacts(
     )
 
 
-def _native(services: Services, canonical: str, token: str) -> JSONObject | None:
+def _native(services: Runtime, canonical: str, token: str) -> JSONObject | None:
     try:
         task = find_native_task(services, canonical, token)
     except ClawlineError as error:
@@ -103,7 +103,7 @@ def _native(services: Services, canonical: str, token: str) -> JSONObject | None
     return dict(task.to_json()) if task is not None else None
 
 
-def _recorded(services: Services, session_key: str, token: str) -> dict[str, Any] | None:
+def _recorded(services: Runtime, session_key: str, token: str) -> dict[str, Any] | None:
     if token:
         return read_run(services, session_key, token)
     return latest_run(services, session_key)
@@ -175,7 +175,7 @@ def _unknown_result(run_id: str, task_id: str) -> JSONObject:
     }
 
 
-async def _find_mapping(services: Services, app_key: str, explicit: str) -> SessionMapping | None:
+async def _find_mapping(services: Runtime, app_key: str, explicit: str) -> SessionMapping | None:
     if explicit:
         return await services.call(read_mapping, services, explicit)
     if app_key:
@@ -183,7 +183,7 @@ async def _find_mapping(services: Services, app_key: str, explicit: str) -> Sess
     return None
 
 
-async def tasks_get(services: Services, params: Mapping[str, Any]) -> JSONObject:
+async def tasks_get(services: Runtime, params: Mapping[str, Any]) -> JSONObject:
     """The ``xworkmate.tasks.get`` answer for ``params`` (module docstring)."""
     app_key = optional_string(params.get("appThreadKey"))
     explicit = optional_string(params.get("openclawSessionKey"))

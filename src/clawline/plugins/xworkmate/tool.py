@@ -1,4 +1,4 @@
-"""The agent tool ``openclaw_multi_session_artifacts`` (§9.4): a model lists or reads the
+"""The agent tool ``openclaw_multi_session_artifacts``: a model lists or reads the
 artifacts of the run it is in.
 
 The session, the run and the workspace come only from the host (the tool context); the

@@ -24,7 +24,7 @@ from clawline.plugins.xworkmate.paths import is_within
 from clawline.plugins.xworkmate.settings import XWorkmateSettings
 
 if TYPE_CHECKING:
-    from clawline.services import Services
+    from clawline.runtime import Runtime
 
 __all__ = ["configured_root", "open_root", "resolve_root"]
 
@@ -32,7 +32,7 @@ NOT_ABSOLUTE = "workspaceDir must be an absolute path"
 OUTSIDE = "workspaceDir must stay inside the configured workspace"
 
 
-def _agent_id(services: Services, session_key: str) -> str:
+def _agent_id(services: Runtime, session_key: str) -> str:
     try:
         canonical = services.catalog.canonical(session_key)
     except ClawlineError:
@@ -40,7 +40,7 @@ def _agent_id(services: Services, session_key: str) -> str:
     return keys.agent_id_of(canonical, services.settings.default_agent_id)
 
 
-def configured_root(services: Services, config: XWorkmateSettings, session_key: str) -> Path:
+def configured_root(services: Runtime, config: XWorkmateSettings, session_key: str) -> Path:
     """The configured ``workspaceDir``, else the session's agent workspace (may not exist)."""
     if config.workspace_dir is not None:
         return config.workspace_dir
@@ -48,7 +48,7 @@ def configured_root(services: Services, config: XWorkmateSettings, session_key: 
 
 
 def resolve_root(
-    services: Services, config: XWorkmateSettings, session_key: str, requested: object
+    services: Runtime, config: XWorkmateSettings, session_key: str, requested: object
 ) -> Path:
     """The real path of the workspace root for ``session_key``: ``requested`` (a caller's
     ``workspaceDir``) when it lies inside the configured root, else the configured root.

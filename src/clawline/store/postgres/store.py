@@ -19,7 +19,7 @@ import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import psycopg
@@ -27,8 +27,10 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
+from psycopg_pool import PoolClosed, PoolTimeout
 
-from clawline.errors import ClawlineError, LabelInUse, StoreError, StoreUnavailable
+from clawline.config import PoolSettings
+from clawline.errors import LabelInUse, StoreError, StoreTimeout, StoreUnavailable
 from clawline.sessions.entry import SessionEntry
 from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store import redact_url
@@ -63,6 +65,12 @@ from clawline.store.instance_lock import InstanceLock
 from clawline.store.postgres.collab import attach_reads, attach_writes, postgres_dialect
 from clawline.store.postgres.instance_lock import PostgresInstanceLock
 from clawline.store.postgres.migrations import advisory_key, migrate
+from clawline.store.postgres.pool import (
+    CHECKOUT_TIMEOUT_S,
+    CONNECT_TIMEOUT_S,
+    migration_connection,
+    open_pool,
+)
 from clawline.types import JSONObject
 
 __all__ = ["PostgresStore"]
@@ -234,40 +242,56 @@ class _Transaction(StoreTransaction):
         return self._cursor.fetchall() if self._cursor.description is not None else []
 
 
+class _ThreadState(threading.local):
+    transaction: psycopg.Connection[TupleRow] | None = None
+    """The connection of the transaction this thread has open."""
+
+
 class PostgresStore(Store):
     """Sessions and transcripts in a PostgreSQL database, optionally in their own schema.
 
-    One connection serves the process; a lock serialises its use across threads. Several
-    processes may share the database: writes lock rows and take advisory locks (see the module
-    docstring), so they see the same rules as the single-writer SQLite store.
+    Several threads may use the store at once (:attr:`max_concurrency` of them without waiting):
+    a read checks a connection out of a bounded pool (:mod:`clawline.store.postgres.pool`) for
+    its one statement, and a transaction keeps one from begin to commit or rollback; reads a
+    thread makes inside its own transaction run on that transaction's connection, so they see
+    its writes. Several processes may share the database: writes lock rows and take advisory
+    locks (see the module docstring), so they see the same rules as the single-writer SQLite
+    store. Every pooled connection has ``statement_timeout`` and ``lock_timeout`` set; a call
+    that runs into one fails with :class:`~clawline.errors.StoreTimeout`, and rolls back.
     """
 
     backend = "postgresql"
 
-    def __init__(self, url: str, *, schema: str | None = None) -> None:
+    def __init__(
+        self, url: str, *, schema: str | None = None, pool: PoolSettings | None = None
+    ) -> None:
         self.location = redact_url(url)
         self._url = url
         self._schema = schema
-        self._lock = threading.RLock()
-        self._in_transaction = False
+        self._settings = pool or PoolSettings()
+        self._thread = _ThreadState()
         self._secret: bytes | None = None
+        # Shared by the threads: its dict operations are atomic, and it only ever hands back
+        # an entry for the exact (key, revision) it was read at, whichever thread read it.
         self._entries = EntryCache()
-        self._db = self._connect()
-        self._cursor = self._db.cursor()
-        try:
-            with self._errors_mapped():
-                migrate(self._db, schema)
-                row = self._db.execute("SELECT current_schema()").fetchone()
-        except BaseException:
-            self._db.close()
-            raise
-        current = row[0] if row else None
-        if current is None:
-            self._db.close()
-            raise StoreUnavailable(f"no schema to write to in {self.location}")
+        current = self._migrate()
         self._lineage_lock = (LINEAGE_LOCK_CLASS, advisory_key(current))
         self._dialect = postgres_dialect(current)
+        try:
+            self._pool = open_pool(url, schema=schema, settings=self._settings)
+        except PoolTimeout:
+            raise StoreUnavailable(
+                f"cannot connect to {self.location}: the pool got no connection"
+                f" in {CONNECT_TIMEOUT_S} s"
+            ) from None
+        except psycopg.Error as error:
+            raise StoreUnavailable(f"cannot use {self.location}: {self._scrub(error)}") from None
         attach_reads(self, self._fetch, self._dialect)
+
+    @property
+    def max_concurrency(self) -> int:
+        """The pool size: a transaction or read per connection."""
+        return self._settings.size
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -282,64 +306,107 @@ class PostgresStore(Store):
             text = text.replace(secret, "***")
         return text
 
-    def _connect(self) -> psycopg.Connection[TupleRow]:
+    def _migrate(self) -> str:
+        """Create and migrate the schema on a connection of its own; the schema's name."""
         try:
-            db = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            db = migration_connection(self._url)
         except psycopg.Error as error:
             raise StoreUnavailable(
                 f"cannot connect to {self.location}: {self._scrub(error)}"
             ) from None
-        try:
-            if self._schema is not None:
-                db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
-        except psycopg.Error as error:
-            db.close()
-            raise StoreUnavailable(f"cannot use {self.location}: {self._scrub(error)}") from None
-        return db
+        with db:
+            try:
+                if self._schema is not None:
+                    db.execute(
+                        sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema))
+                    )
+            except psycopg.Error as error:
+                raise StoreUnavailable(
+                    f"cannot use {self.location}: {self._scrub(error)}"
+                ) from None
+            with self._errors_mapped():
+                migrate(db, self._schema)
+                row = db.execute("SELECT current_schema()").fetchone()
+        current = row[0] if row else None
+        if current is None:
+            raise StoreUnavailable(f"no schema to write to in {self.location}")
+        return str(current)
 
     @contextmanager
     def _errors_mapped(self) -> Iterator[None]:
         """Turn driver errors into :class:`StoreError` (our own errors pass through)."""
         try:
             yield
-        except ClawlineError:
-            raise
-        except psycopg.OperationalError as error:
-            self._fail(StoreUnavailable, error)
         except psycopg.Error as error:
-            self._fail(StoreError, error)
+            raise self._store_error(error) from None
 
-    def _fail(self, kind: type[StoreError], error: psycopg.Error) -> NoReturn:
-        raise kind(f"{self.location}: {self._scrub(error)}") from None
+    def _store_error(self, error: psycopg.Error) -> StoreError:
+        if isinstance(error, PoolClosed):
+            return StoreUnavailable(f"{self.location}: the store is closed")
+        if isinstance(error, PoolTimeout):
+            return StoreTimeout(
+                f"{self.location}: no free database connection in {CHECKOUT_TIMEOUT_S:g} s"
+                f" (store.poolSize is {self._settings.size})"
+            )
+        kind: type[StoreError] = StoreError
+        if isinstance(error, pg_errors.QueryCanceled | pg_errors.LockNotAvailable):
+            kind = StoreTimeout  # statement_timeout, lock_timeout: the message says which
+        elif isinstance(error, psycopg.OperationalError):
+            kind = StoreUnavailable
+        return kind(f"{self.location}: {self._scrub(error)}")
 
-    def _ensure_connected(self) -> None:
-        if self._db.broken:
-            self._db.close()
-            self._db = self._connect()
-            self._cursor = self._db.cursor()
+    def _put_back(self, db: psycopg.Connection[TupleRow]) -> None:
+        """Return a connection to the pool (which replaces it if it is broken)."""
+        if db.broken:
+            # The server dropped it, and most likely its idle siblings too (a restart, a
+            # failover): have the pool replace those before it hands them out.
+            self._pool.drain()
+        self._pool.putconn(db)
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[TupleRow]]:
+        """The connection for one store call: this thread's transaction's, else one from the
+        pool for the length of the call."""
+        held = self._thread.transaction
+        if held is not None:
+            yield held
+            return
+        # getconn/putconn rather than pool.connection(): that one also commits or rolls back
+        # on the way out, which our transactions and autocommit reads never need.
+        db = self._pool.getconn()
+        try:
+            yield db
+        finally:
+            self._put_back(db)
 
     @contextmanager
     def transaction(self) -> Iterator[StoreTransaction]:
-        with self._lock:
-            if self._in_transaction:
-                raise StoreError("transactions do not nest")
-            self._in_transaction = True
+        if self._thread.transaction is not None:
+            raise StoreError("transactions do not nest")
+        with self._errors_mapped(), self._connection() as db:
+            self._thread.transaction = db
             try:
-                with self._errors_mapped():
-                    self._ensure_connected()
-                    with self._db.transaction():
-                        yield _Transaction(self._cursor, self._lineage_lock, self._dialect)
+                with db.transaction(), db.cursor() as cursor:
+                    yield _Transaction(cursor, self._lineage_lock, self._dialect)
             finally:
-                self._in_transaction = False
+                self._thread.transaction = None
 
     def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock, self._errors_mapped():
-            self._ensure_connected()
-            return self._cursor.execute(query, params).fetchall()
+        """The rows of one read (as :meth:`_connection`, spelled out: the hottest path)."""
+        try:
+            held = self._thread.transaction
+            if held is not None:
+                return held.execute(query, params).fetchall()
+            db = self._pool.getconn()
+            try:
+                return db.execute(query, params).fetchall()
+            finally:
+                self._put_back(db)
+        except psycopg.Error as error:
+            raise self._store_error(error) from None
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._pool.close()
 
     def instance_lock(self) -> InstanceLock:
         return PostgresInstanceLock(
@@ -348,17 +415,13 @@ class PostgresStore(Store):
 
     def secret(self) -> bytes:
         if self._secret is None:
-            with self._lock, self._errors_mapped():
-                self._ensure_connected()
-                with self._db.transaction():
-                    self._db.execute(
-                        "INSERT INTO clawline_meta (name, value) VALUES ('secret', %s)"
-                        " ON CONFLICT (name) DO NOTHING",
-                        (secrets.token_bytes(32),),
-                    )
-                    row = self._db.execute(
-                        "SELECT value FROM clawline_meta WHERE name = 'secret'"
-                    ).fetchone()
+            with self._errors_mapped(), self._connection() as db, db.transaction():
+                db.execute(
+                    "INSERT INTO clawline_meta (name, value) VALUES ('secret', %s)"
+                    " ON CONFLICT (name) DO NOTHING",
+                    (secrets.token_bytes(32),),
+                )
+                row = db.execute("SELECT value FROM clawline_meta WHERE name = 'secret'").fetchone()
             if row is None:
                 raise StoreError(f"{self.location}: the store secret vanished")
             self._secret = bytes(row[0])

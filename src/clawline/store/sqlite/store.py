@@ -242,6 +242,11 @@ class SQLiteStore(Store):
 
     # --- plumbing ------------------------------------------------------------------------
 
+    @property
+    def max_concurrency(self) -> int:
+        """1: one connection, used by one thread at a time (and SQLite has one writer)."""
+        return 1
+
     @contextmanager
     def transaction(self) -> Iterator[StoreTransaction]:
         with self._lock:

@@ -1,6 +1,6 @@
 // The client's session catalog: exact key → latest gateway row, from sessions.list pages,
-// sessions.get answers and sessions.changed events merged by the rules of
-// gateway-protocol.md §8.1. It keeps sub-agent rows too: hiding them is the sidebar's business.
+// sessions.get answers and sessions.changed events merged by ClawX's
+// rules (docs/web.md). It keeps sub-agent rows too: hiding them is the sidebar's business.
 
 import { isCronRunKey } from "./runstate.js";
 

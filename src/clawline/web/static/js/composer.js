@@ -1,6 +1,6 @@
 // The composer: a status row (working indicator; sub-agent toggle, then the plan control) and
 // the input box — or, in a child conversation, the status row alone while the child is busy
-// (subagent-ui.md §10–§11). The plan control lists the conversation's tasks.
+// (docs/web.md). The plan control lists the conversation's tasks.
 
 import { h, setAttr, setText, uid } from "./dom.js";
 import { t } from "./i18n.js";

@@ -130,7 +130,7 @@ function updateToolCard(el, item) {
   setText(result, item.details === undefined ? "" : pretty(shownDetails(item)));
 }
 
-/** A spawn result without its childSessionKey: the UI never shows it (subagent-ui.md §8.4). */
+/** A spawn result without its childSessionKey: the UI never shows it. */
 function shownDetails(item) {
   const details = item.details;
   if (item.title !== "sessions_spawn" || !details || typeof details !== "object") return details;

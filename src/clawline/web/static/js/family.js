@@ -1,5 +1,5 @@
 // The selected conversation's family, from ACP via the gateway's web.family method
-// (subagent-ui.md §8.3–§8.5, §10, §12): loading with stale-response rejection, the
+// (docs/web.md): loading with stale-response rejection, the
 // sessions_spawn invalidation signal, visible children and title cleaning.
 
 import { isNativeSubagentKey } from "./runstate.js";
@@ -73,7 +73,7 @@ export class FamilyLoader {
   }
 }
 
-/** The identity of an accepted sessions_spawn tool item, or null (§8.4). */
+/** The identity of an accepted sessions_spawn tool item, or null. */
 export function spawnIdentity(item) {
   const name = String(item.title ?? "").split(":")[0].trim();
   if (name !== "sessions_spawn" || item.status !== "completed") return null;
@@ -125,7 +125,7 @@ export function visibleChildren(family, catalog, busyOf) {
     }));
 }
 
-/** The child view's state: marker and return target (§10). */
+/** The child view's state: marker and return target. */
 export function childView(family, selectedKey, catalog) {
   const current = family?.current;
   if (!current || current.sessionKey !== selectedKey || !isNativeSubagentKey(selectedKey)) {

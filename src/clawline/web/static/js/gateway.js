@@ -1,4 +1,4 @@
-// The gateway WebSocket protocol (OpenClaw-compatible, gateway-protocol.md §2–§3): frames,
+// The gateway WebSocket protocol (OpenClaw-compatible): frames,
 // the connect handshake with token auth, requests and events. Errors raised here (not by the
 // gateway) carry an i18n key as their message; describeError() shows either kind.
 

@@ -58,7 +58,7 @@ export function icon(name, className = "") {
   return svg;
 }
 
-/** The run-state icon: a spinner while busy, else a bot (subagent-ui.md §12). */
+/** The run-state icon: a spinner while busy, else a bot. */
 export function runIcon(busy) {
   return busy ? icon("loader", "spin status-busy") : icon("bot", "status-idle");
 }

@@ -1,4 +1,4 @@
-// Run state from the gateway catalog only (gateway-protocol.md §9, subagent-ui.md §8.1–§8.2):
+// Run state from the gateway catalog only (ClawX's projection; docs/web.md):
 // the run projection of a row, the attention store (observedBusy / unread, persisted), and the
 // in-memory set of sub-agent keys that were busy when the user opened them.
 

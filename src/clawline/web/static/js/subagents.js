@@ -1,5 +1,5 @@
 // The composer's sub-agent control: aggregate toggle, polite status, and the panel of child
-// rows (subagent-ui.md §11–§12). Props: sessions ({sessionKey, title, busy}[]), sessionKey,
+// rows (docs/web.md). Props: sessions ({sessionKey, title, busy}[]), sessionKey,
 // onSelectSession, controlled isExpanded / onExpandedChange. Empty sessions render nothing: the
 // owner leaves `root` out of the document then.
 

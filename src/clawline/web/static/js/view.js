@@ -155,7 +155,7 @@ export class View {
     }
   }
 
-  /** Header and window titles (subagent-ui.md §10, §12). */
+  /** Header and window titles. */
   titles(key, row, family) {
     if (isNativeSubagentKey(key)) {
       const acpTitle = family?.current?.sessionKey === key ? family.current.title : null;

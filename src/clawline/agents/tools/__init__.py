@@ -1,0 +1,1 @@
+"""Agent tools: the tool protocol, the registry and the workspace file tools."""

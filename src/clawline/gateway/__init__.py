@@ -1,0 +1,1 @@
+"""The OpenClaw-compatible gateway: WebSocket protocol, methods, events and the HTTP routes."""
