@@ -13,7 +13,9 @@ tests; a part itself never receives the runtime, only what it uses.
 Order of construction::
 
     store ─ workers ─ catalog ─ tasks ─ bus
-       plugins ─ channels ─ runs (providers, tools, runner) ─ announcer ─ subagents ─ acp
+       plugins (gateway methods) ─ channels ─ providers ─ agents config ─ runs ─ plugin host
+       recovery, sweepers ─ announcer ─ subagents ─ thread bindings ─ acp
+       session tools, file tools (registered) ─ tool host ─ the agent runner (runs.runner)
 """
 
 from __future__ import annotations
@@ -26,17 +28,37 @@ from typing import ParamSpec, TypeVar
 
 from clawline.acp.runtime import AcpRuntime
 from clawline.acp.runtime_route import AcpSessionRouter
+from clawline.agents.config import AgentSettings
+from clawline.agents.plugin import (
+    FILE_TOOLS_PLUGIN,
+    PROVIDERS_PLUGIN,
+    FileToolsPlugin,
+    ProvidersPlugin,
+)
+from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runs import RunManager
+from clawline.agents.settings import AgentsConfig
+from clawline.agents.tools.registry import ToolRegistry
+from clawline.agents.turn import AgentRunner
+from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.collab.announce import Announcer
-from clawline.collab.bindings import run_thread_binding_sweeper
+from clawline.collab.attachments import attachment_limits
+from clawline.collab.bindings import ThreadBindings
+from clawline.collab.plugin import COLLAB_PLUGIN, CollabPlugin
+from clawline.collab.recovery import StartupRecovery
 from clawline.collab.subagents import SubagentRegistry
+from clawline.collab.sweepers import Sweepers
+from clawline.collab.tools import CollabTools
 from clawline.config import Settings
 from clawline.events import DomainEvents
+from clawline.gateway.plugin import PLUGIN_NAME as GATEWAY_PLUGIN
+from clawline.gateway.plugin import GatewayMethodsPlugin
 from clawline.keys import is_acp_key
+from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
-from clawline.plugins.runs import observe_runs
+from clawline.plugins.runs import PluginRunObserver
 from clawline.sessions.catalog import SessionCatalog
 from clawline.sessions.rows import RowCache
 from clawline.store import Store, open_store
@@ -78,24 +100,180 @@ class Runtime:
             main_key=settings.main_key,
             events=self.events,
         )
-        self.tasks = TaskRegistry(store, clock=clock)
+        self.tasks = TaskRegistry(store, clock=clock, events=self.events)
         self.row_cache = RowCache()
         """Encoded listing rows of unchanged sessions (see :class:`RowCache`)."""
         self.instance_lock: InstanceLock = store.instance_lock()
         self.holder = InstanceHolder.this_process()
         self.plugins = plugins if plugins is not None else PluginManager.from_settings(settings)
-        self.plugins.services = self
+        # --- gateway: the built-in methods (registered when a gateway is built, by
+        # clawline.gateway.assembly)
+        self.plugins.add(
+            GatewayMethodsPlugin(), GATEWAY_PLUGIN, source="builtin", origin="clawline.gateway"
+        )
+        # --- channels: the built-in adapter (webchat), then the plugins'
+        self.plugins.add(
+            ChannelsPlugin(), ChannelsPlugin.PLUGIN_ID, source="builtin", origin="clawline.channels"
+        )
         if channels is None:
             channels = ChannelRegistry()
             self.plugins.register_channels(channels)
         self.channels = channels
-        self.runs = RunManager(self)
-        observe_runs(self, self.runs)
-        self.announcer = Announcer(self)
-        self.subagents = SubagentRegistry(self)
-        self.acp = AcpRuntime(self)
-        router = AcpSessionRouter(self)
+        # --- agents: the model providers (the built-ins', then the plugins'), the agent
+        # configuration (a model may name a plugin's provider), the run manager
+        agent_settings = AgentSettings.from_settings(settings)
+        providers = ProviderRegistry(offline_delay_ms=agent_settings.echo_delay_ms)
+        self.plugins.add(
+            ProvidersPlugin(offline_delay_ms=agent_settings.echo_delay_ms),
+            PROVIDERS_PLUGIN,
+            source="builtin",
+            origin="clawline.agents",
+        )
+        self.plugins.register_providers(providers)
+        self.agents_config = AgentsConfig.from_settings(
+            settings, plugin_providers=providers.plugin_provider_names()
+        )
+        """The parsed agent configuration (``[agents]``, ``[tools]``, ``[acp]``, …)."""
+        providers.configure(self.agents_config)
+        tools = ToolRegistry()
+        self.runs = RunManager(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            events=self.events,
+            settings=agent_settings,
+            config=self.agents_config,
+            providers=providers,
+            tools=tools,
+        )
+        # --- plugins: the host they work through, and what they hear of runs
+        self.plugin_host = PluginHost(
+            catalog=self.catalog,
+            tasks=self.tasks,
+            workers=self.workers,
+            clock=clock,
+            agents=self.agents_config,
+            config=settings.raw,
+            state_dir=settings.state_dir,
+        )
+        self.plugins.bind(self.plugin_host)
+        plugin_runs = PluginRunObserver(plugins=self.plugins, store=store, workers=self.workers)
+        self.runs.on_first_run(plugin_runs.first_run)
+        self.runs.on_run_end(plugin_runs.run_ended)
+        # --- collaboration: start-up recovery and the sweeps, the announce inbox, the sub-agent
+        # records (both hear of every run's end), the thread bindings
+        self.recovery = StartupRecovery(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            tasks=self.tasks,
+            clock=clock,
+            config=self.agents_config,
+        )
+        self.sweepers = Sweepers(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            tasks=self.tasks,
+            clock=clock,
+            runs=self.runs,
+        )
+        self.announcer = Announcer(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            tasks=self.tasks,
+            runs=self.runs,
+            config=self.agents_config,
+            recovery=self.recovery,
+            sweepers=self.sweepers,
+        )
+        self.subagents = SubagentRegistry(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            tasks=self.tasks,
+            runs=self.runs,
+            announcer=self.announcer,
+            plugins=self.plugins,
+            config=self.agents_config,
+            main_key=settings.main_key,
+        )
+        self.runs.on_run_end(self.announcer.run_ended)
+        self.runs.on_run_end(self.subagents.run_ended)
+        self.announcer.on_delivery_done(self.subagents.delivery_done)
+        self.thread_bindings = ThreadBindings(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            channels=self.channels,
+            config=self.agents_config.thread_bindings,
+        )
+        # --- acp: external agents serving ACP children
+        self.acp = AcpRuntime(
+            config=self.agents_config.acp,
+            runs=self.runs,
+            subagents=self.subagents,
+            catalog=self.catalog,
+            tasks=self.tasks,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            state_dir=settings.state_dir,
+        )
+        self.runs.on_run_end(self.acp.run_ended)
+        self.runs.on_shutdown(self.acp.shutdown)
+        self.events.subscribe(self.acp.session_event)
+        router = AcpSessionRouter(
+            catalog=self.catalog, workers=self.workers, runs=self.runs, acp=self.acp.runner
+        )
         self.runs.route(is_acp_key, lambda: router)
+        # --- tools: the session tools (built on the parts above), the file tools, and the agent
+        # runner that offers them to its models. Of the built-ins, pluggy calls the last added
+        # first: the file tools register before the session tools.
+        collab_tools = CollabTools.build(
+            catalog=self.catalog,
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            tasks=self.tasks,
+            runs=self.runs,
+            subagents=self.subagents,
+            acp=self.acp,
+            channels=self.channels,
+            plugins=self.plugins,
+            config=self.agents_config,
+            providers=providers,
+            attachments=attachment_limits(settings.raw),
+            main_key=settings.main_key,
+        )
+        self.plugins.add(
+            CollabPlugin(tools=collab_tools),
+            COLLAB_PLUGIN,
+            source="builtin",
+            origin="clawline.collab",
+        )
+        self.plugins.add(
+            FileToolsPlugin(fs=self.agents_config.fs),
+            FILE_TOOLS_PLUGIN,
+            source="builtin",
+            origin="clawline.agents",
+        )
+        self.plugins.register_tools(tools)
+        self.tool_host = collab_tools.host()
+        """What plugin tools may ask of the gateway (``ToolContext.host``)."""
+        self.runs.runner = AgentRunner(
+            config=self.agents_config,
+            providers=providers,
+            tools=tools,
+            host=self.tool_host,
+            catalog=self.catalog,
+            workers=self.workers,
+        )
         self._started = False
         self._stop_sweeps = asyncio.Event()
         self._binding_sweeper: asyncio.Task[None] | None = None
@@ -127,14 +305,14 @@ class Runtime:
         the thread-binding sweeper."""
         await self.instance_lock.acquire(self.holder)
         try:
-            await self.plugins.startup(self)
+            await self.plugins.startup()
             await self.announcer.start()
         except BaseException:
             await self.instance_lock.release()
             raise
         self._stop_sweeps.clear()
         self._binding_sweeper = asyncio.create_task(
-            run_thread_binding_sweeper(self, self._stop_sweeps), name="thread-binding-sweeper"
+            self.thread_bindings.run_sweeper(self._stop_sweeps), name="thread-binding-sweeper"
         )
         self._started = True
 
@@ -151,7 +329,7 @@ class Runtime:
                 self._binding_sweeper = None
             await self.runs.shutdown()
             await self.announcer.stop()
-            await self.plugins.shutdown(self)
+            await self.plugins.shutdown()
         finally:
             await self.instance_lock.release()
 

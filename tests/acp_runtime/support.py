@@ -14,10 +14,10 @@ from typing import Any
 from acp.connection import StreamDirection, StreamEvent
 
 from clawline.acp.runtime_process import AgentProcess
-from clawline.collab.spawn import SessionsSpawnTool
 from clawline.runtime import Runtime
 from tests.acp.schema_check import Sender, traffic_problems
 from tests.collab.support import MAIN, invoke, tool_ctx
+from tests.collab.test_spawn_lineage import spawn_tool
 
 __all__ = [
     "MAIN",
@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 TINY = Path(__file__).with_name("tiny_agent.py")
-spawn_tool = SessionsSpawnTool()
 
 
 def acp_config(log: Path, *, env: Mapping[str, str] | None = None, **acp: Any) -> dict[str, Any]:
@@ -126,7 +125,7 @@ class Traffic:
 async def spawn(services: Runtime, key: str = MAIN, **args: Any) -> dict[str, Any]:
     """``sessions_spawn`` (runtime ``acp``, agent ``tiny`` unless given) from ``key``."""
     args.setdefault("runtime", "acp")
-    return await invoke(spawn_tool, tool_ctx(services, key), **args)
+    return await invoke(spawn_tool(services), tool_ctx(services, key), **args)
 
 
 def environment_of(pid: int) -> dict[str, str]:

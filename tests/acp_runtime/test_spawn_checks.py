@@ -184,9 +184,9 @@ async def test_no_agent_starts_once_the_gateway_is_shutting_down(acp: Acp) -> No
 
 async def test_the_tool_still_refuses_acp_options_for_subagents(acp: Acp) -> None:
     ctx = tool_ctx(acp.services, MAIN)
-    result = await invoke(spawn_tool, ctx, task="t", resumeSessionId="x")
+    result = await invoke(spawn_tool(acp.services), ctx, task="t", resumeSessionId="x")
     assert result["error"] == (
         "resumeSessionId is only supported for runtime=acp; got runtime=subagent"
     )
-    result = await invoke(spawn_tool, ctx, task="t", streamTo="parent")
+    result = await invoke(spawn_tool(acp.services), ctx, task="t", streamTo="parent")
     assert result["error"] == "streamTo is only supported for runtime=acp; got runtime=subagent"

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from clawline.collab.spawn import RUN_MODE_NOTE
-from clawline.collab.spawn_acp import spawn_acp
+from clawline.collab.spawn import RUN_MODE_NOTE, SessionsSpawnTool
 from clawline.collab.spawn_args import parse_spawn_args
 from clawline.tasks.model import TaskRecord
 from tests.acp_runtime.conftest import Acp
-from tests.acp_runtime.support import MAIN, eventually, pids, spawn_tool
+from tests.acp_runtime.support import MAIN, eventually, pids
 from tests.collab.support import invoke, tool_ctx
+from tests.collab.test_spawn_lineage import spawn_tool
 
 ARGS = {"runtime": "acp", "agentId": "tiny", "task": "summarise the repo"}
 
@@ -24,7 +24,7 @@ def tasks_of(acp: Acp) -> list[TaskRecord]:
 async def test_the_same_acp_call_again_answers_its_child(acp: Acp) -> None:
     services = acp.services
     ctx = replace(tool_ctx(services, MAIN), tool_call_id="call_acp")
-    first = await invoke(spawn_tool, ctx, **ARGS)
+    first = await invoke(spawn_tool(services), ctx, **ARGS)
     assert first["status"] == "accepted", first
     assert first["note"] == RUN_MODE_NOTE
     (record,) = services.store.runs.for_requester(MAIN)
@@ -33,9 +33,11 @@ async def test_the_same_acp_call_again_answers_its_child(acp: Acp) -> None:
     assert record.spawn_key == f"{entry.session_id}/call_acp"
     await eventually(lambda: all(task.terminal for task in tasks_of(acp)))
 
-    assert await invoke(spawn_tool, ctx, **ARGS) == first
+    assert await invoke(spawn_tool(services), ctx, **ARGS) == first
     # past the tool's own look-up, the spawn transaction finds the key
-    again = await spawn_acp(ctx, parse_spawn_args(ARGS), RUN_MODE_NOTE)
+    tool = spawn_tool(services)
+    assert isinstance(tool, SessionsSpawnTool)
+    again = await tool.acp_spawner.spawn(ctx, parse_spawn_args(ARGS), RUN_MODE_NOTE)
     assert again.details == first
     assert len(pids(acp.log)) == 1  # one agent process, ever
     assert len(tasks_of(acp)) == 1

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from clawline.collab.subagents_tool import SubagentsTool
 from clawline.runtime import Runtime
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import MAIN, alive, calls, eventually, gone, log_entries, spawn
-from tests.collab.support import invoke, tool_ctx
+from tests.collab.support import invoke, tool_ctx, tool_of
 
 THREADS = {"channels": {"webchat": {"threadBindings": {"spawnAcpSessions": True}}}}
 
@@ -39,7 +38,8 @@ async def started(acp: Acp, task: str, **args: Any) -> tuple[str, int]:
 async def test_subagents_kill_cancels_the_turn_and_stops_the_agent(acp: Acp) -> None:
     services = acp.services
     child, pid = await started(acp, "sleep 30000")
-    result = await invoke(SubagentsTool(), tool_ctx(services, MAIN), action="kill", target=child)
+    kill = {"action": "kill", "target": child}
+    result = await invoke(tool_of(services, "subagents"), tool_ctx(services, MAIN), **kill)
     assert result["status"] == "ok"
     await gone(pid)
     assert [c["sessionId"] for c in calls(acp.log, "session/cancel")] == [

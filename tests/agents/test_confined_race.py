@@ -103,7 +103,7 @@ def test_no_read_or_write_escapes_while_a_directory_is_swapped_for_a_symlink(
 
 def _context(services: Runtime, workspace: Path) -> ToolContext:
     return ToolContext(
-        services=services,
+        host=services.tool_host,
         session_key="agent:main:main",
         agent_id="main",
         run_id="race",
@@ -117,7 +117,7 @@ async def test_the_file_tools_do_not_escape_while_a_directory_is_swapped(
     ctx = _context(services, arena.workspace)
     outcomes: Counter[str] = Counter()
     for n in range(TOOL_READS):
-        result = await ReadFileTool().invoke(ctx, {"path": "d/f.txt"})
+        result = await ReadFileTool(fs=services.agents_config.fs).invoke(ctx, {"path": "d/f.txt"})
         details: Any = result.details
         if result.is_error:
             outcomes["refused" if "outside the workspace" in details["error"] else "other"] += 1
@@ -128,7 +128,7 @@ async def test_the_file_tools_do_not_escape_while_a_directory_is_swapped(
             args: dict[str, Any] = {"path": f"d/t{n % 8}.txt", "content": "t"}
             if n % 5:
                 args.update(path="d/f.txt", content="+", append=True)
-            written = await WriteFileTool().invoke(ctx, args)
+            written = await WriteFileTool(fs=services.agents_config.fs).invoke(ctx, args)
             outcomes["write refused" if written.is_error else "wrote"] += 1
     swaps = swapper.stop()
     assert outcomes["escaped"] == 0, outcomes

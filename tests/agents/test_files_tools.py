@@ -11,6 +11,7 @@ import pytest
 
 from clawline.agents.confined import ConfinedDir, PathSyntaxError
 from clawline.agents.settings import AgentsConfig
+from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.tools.files import (
     MAX_LIST_ENTRIES,
@@ -25,6 +26,9 @@ from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
+
+DEFAULT_FS = FsToolsConfig()
+"""``[tools.fs]`` as configured by default (hard links refused)."""
 
 
 @pytest.fixture
@@ -45,7 +49,11 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture
 def ctx(services: Runtime, ws: Path) -> ToolContext:
     return ToolContext(
-        services=services, session_key="agent:main:main", agent_id="main", run_id="r", workspace=ws
+        host=services.tool_host,
+        session_key="agent:main:main",
+        agent_id="main",
+        run_id="r",
+        workspace=ws,
     )
 
 
@@ -90,10 +98,10 @@ async def test_every_escape_is_refused_by_every_tool(
     ctx: ToolContext, tmp_path: Path, path: JSON, message: str
 ) -> None:
     before = snapshot(tmp_path / "outside")
-    read = await call(ReadFileTool(), ctx, path=path)
-    write = await call(WriteFileTool(), ctx, path=path, content="pwned")
-    append = await call(WriteFileTool(), ctx, path=path, content="pwned", append=True)
-    listing = await call(ListFilesTool(), ctx, path=path)
+    read = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path=path)
+    write = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path=path, content="pwned")
+    append = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path=path, content="pwned", append=True)
+    listing = await call(ListFilesTool(fs=DEFAULT_FS), ctx, path=path)
     for out in (read, write, append, listing):
         assert out["status"] == "error"
         assert message in out["error"]
@@ -104,14 +112,14 @@ async def test_every_escape_is_refused_by_every_tool(
 async def test_writing_through_a_symlinked_directory_creates_nothing_outside(
     ctx: ToolContext, tmp_path: Path
 ) -> None:
-    out = await call(WriteFileTool(), ctx, path="link_out/deep/new.txt", content="x")
+    out = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="link_out/deep/new.txt", content="x")
     assert out["error"] == "path resolves outside the workspace: link_out/deep/new.txt"
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["secret.txt"]
 
 
 async def test_empty_and_root_paths_name_no_file(ctx: ToolContext) -> None:
     for path in ("", ".", " "):
-        out = await call(ReadFileTool(), ctx, path=path)
+        out = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path=path)
         assert out["error"] == "path must name a file inside the workspace"
 
 
@@ -128,34 +136,38 @@ def test_resolve_keeps_symlinks_that_stay_inside(ws: Path) -> None:
 
 
 async def test_write_read_append_and_nested_directories(ctx: ToolContext, ws: Path) -> None:
-    out = await call(WriteFileTool(), ctx, path="notes/today/a.txt", content="one\n")
+    out = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="notes/today/a.txt", content="one\n")
     assert out == {"status": "ok", "path": "notes/today/a.txt", "bytes": 4, "appended": False}
-    await call(WriteFileTool(), ctx, path="notes/today/a.txt", content="two\n", append=True)
+    await call(
+        WriteFileTool(fs=DEFAULT_FS), ctx, path="notes/today/a.txt", content="two\n", append=True
+    )
     assert (ws / "notes" / "today" / "a.txt").read_text() == "one\ntwo\n"
-    read = await call(ReadFileTool(), ctx, path="notes/today/a.txt")
+    read = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="notes/today/a.txt")
     assert (read["content"], read["size"], read["truncated"]) == ("one\ntwo\n", 8, False)
-    via_link = await call(ReadFileTool(), ctx, path="sub_link/inner.txt")
+    via_link = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="sub_link/inner.txt")
     assert (via_link["content"], via_link["path"]) == ("inner", "sub/inner.txt")
-    replaced = await call(WriteFileTool(), ctx, path="notes/today/a.txt", content="new")
+    replaced = await call(
+        WriteFileTool(fs=DEFAULT_FS), ctx, path="notes/today/a.txt", content="new"
+    )
     assert replaced["bytes"] == 3
     assert (ws / "notes" / "today" / "a.txt").read_text() == "new"
 
 
 async def test_read_offset_and_limit_count_lines(ctx: ToolContext, ws: Path) -> None:
     (ws / "lines.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
-    out = await call(ReadFileTool(), ctx, path="lines.txt", offset=3, limit=2)
+    out = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="lines.txt", offset=3, limit=2)
     assert (out["content"], out["offset"]) == ("line 3\nline 4\n", 3)
-    tail = await call(ReadFileTool(), ctx, path="lines.txt", offset=10)
+    tail = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="lines.txt", offset=10)
     assert tail["content"] == "line 10\n"
-    past = await call(ReadFileTool(), ctx, path="lines.txt", offset=50)
+    past = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="lines.txt", offset=50)
     assert past["content"] == ""
-    bad = await call(ReadFileTool(), ctx, path="lines.txt", offset=0)
+    bad = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="lines.txt", offset=0)
     assert bad["error"] == "offset must be an integer >= 1"
 
 
 async def test_reads_are_bounded_even_for_one_huge_line(ctx: ToolContext, ws: Path) -> None:
     (ws / "big.txt").write_bytes(b"x" * (MAX_READ_BYTES + 5000))
-    out = await call(ReadFileTool(), ctx, path="big.txt")
+    out = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="big.txt")
     assert len(out["content"]) == MAX_READ_BYTES
     assert out["truncated"] is True
     assert out["size"] == MAX_READ_BYTES + 5000
@@ -163,7 +175,9 @@ async def test_reads_are_bounded_even_for_one_huge_line(ctx: ToolContext, ws: Pa
 
 
 async def test_writes_are_bounded(ctx: ToolContext, ws: Path) -> None:
-    out = await call(WriteFileTool(), ctx, path="big.txt", content="y" * (MAX_WRITE_BYTES + 1))
+    out = await call(
+        WriteFileTool(fs=DEFAULT_FS), ctx, path="big.txt", content="y" * (MAX_WRITE_BYTES + 1)
+    )
     assert out["error"] == (
         f"content too large: {MAX_WRITE_BYTES + 1} bytes (max {MAX_WRITE_BYTES})"
     )
@@ -173,22 +187,26 @@ async def test_writes_are_bounded(ctx: ToolContext, ws: Path) -> None:
 async def test_bad_arguments_and_missing_files_are_error_results(
     ctx: ToolContext, ws: Path
 ) -> None:
-    assert (await call(ReadFileTool(), ctx, path="nope.txt"))["error"] == "file not found: nope.txt"
-    assert (await call(ReadFileTool(), ctx, path="sub"))["error"] == "not a file: sub"
-    wrote_dir = await call(WriteFileTool(), ctx, path="sub", content="x")
+    assert (await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="nope.txt"))[
+        "error"
+    ] == "file not found: nope.txt"
+    assert (await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="sub"))["error"] == "not a file: sub"
+    wrote_dir = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="sub", content="x")
     assert wrote_dir["error"] == "is a directory: sub"
-    no_content = await call(WriteFileTool(), ctx, path="a.txt")
+    no_content = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="a.txt")
     assert no_content["error"] == "content must be a string"
-    bad_append = await call(WriteFileTool(), ctx, path="a.txt", content="x", append="yes")
+    bad_append = await call(
+        WriteFileTool(fs=DEFAULT_FS), ctx, path="a.txt", content="x", append="yes"
+    )
     assert bad_append["error"] == "append must be true or false"
-    missing_dir = await call(ListFilesTool(), ctx, path="nowhere")
+    missing_dir = await call(ListFilesTool(fs=DEFAULT_FS), ctx, path="nowhere")
     assert missing_dir["error"] == "directory not found: nowhere"
-    not_dir = await call(ListFilesTool(), ctx, path="sub/inner.txt")
+    not_dir = await call(ListFilesTool(fs=DEFAULT_FS), ctx, path="sub/inner.txt")
     assert not_dir["error"] == "not a directory: sub/inner.txt"
 
 
 async def test_listing_shows_symlinks_without_following_them(ctx: ToolContext) -> None:
-    top = await call(ListFilesTool(), ctx)
+    top = await call(ListFilesTool(fs=DEFAULT_FS), ctx)
     assert top["path"] == "."
     assert [(e["path"], e["type"]) for e in top["entries"]] == [
         ("file_link", "symlink"),
@@ -196,7 +214,7 @@ async def test_listing_shows_symlinks_without_following_them(ctx: ToolContext) -
         ("sub", "dir"),
         ("sub_link", "symlink"),
     ]
-    deep = await call(ListFilesTool(), ctx, recursive=True)
+    deep = await call(ListFilesTool(fs=DEFAULT_FS), ctx, recursive=True)
     paths = [e["path"] for e in deep["entries"]]
     assert "sub/inner.txt" in paths
     assert not any(p.startswith(("link_out/", "sub_link/")) for p in paths)
@@ -209,7 +227,7 @@ async def test_listings_are_bounded(ctx: ToolContext, ws: Path) -> None:
     many.mkdir()
     for n in range(MAX_LIST_ENTRIES + 3):
         (many / f"f{n:05d}").touch()
-    out = await call(ListFilesTool(), ctx, path="many")
+    out = await call(ListFilesTool(fs=DEFAULT_FS), ctx, path="many")
     assert len(out["entries"]) == MAX_LIST_ENTRIES
     assert out["truncated"] is True
 
@@ -257,9 +275,13 @@ def test_a_recorded_workspace_outside_the_agents_own_is_not_used(tmp_path: Path)
 async def test_the_workspace_is_created_on_first_use(services: Runtime, tmp_path: Path) -> None:
     fresh = tmp_path / "not" / "yet"
     ctx = ToolContext(
-        services=services, session_key="agent:a:main", agent_id="a", run_id="r", workspace=fresh
+        host=services.tool_host,
+        session_key="agent:a:main",
+        agent_id="a",
+        run_id="r",
+        workspace=fresh,
     )
-    out = await call(WriteFileTool(), ctx, path="hello.txt", content="hi")
+    out = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="hello.txt", content="hi")
     assert out["status"] == "ok"
     assert (fresh / "hello.txt").read_text() == "hi"
     assert fresh.stat().st_mode & 0o777 == 0o700
@@ -270,9 +292,11 @@ async def test_hard_links_are_refused_by_every_file_tool(
 ) -> None:
     secret = tmp_path / "outside" / "secret.txt"
     os.link(secret, ws / "hard.txt")
-    read = await call(ReadFileTool(), ctx, path="hard.txt")
-    write = await call(WriteFileTool(), ctx, path="hard.txt", content="pwned")
-    append = await call(WriteFileTool(), ctx, path="hard.txt", content="pwned", append=True)
+    read = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="hard.txt")
+    write = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="hard.txt", content="pwned")
+    append = await call(
+        WriteFileTool(fs=DEFAULT_FS), ctx, path="hard.txt", content="pwned", append=True
+    )
     for out in (read, write, append):
         assert out == {"status": "error", "error": "file has more than one hard link: hard.txt"}
     assert secret.read_text() == "top secret"
@@ -286,17 +310,21 @@ async def test_hard_links_are_allowed_when_configured(tmp_path: Path, ws: Path) 
     services = Runtime.open(Settings(state_dir=tmp_path / "state", raw=raw))
     try:
         ctx = ToolContext(
-            services=services,
+            host=services.tool_host,
             session_key="agent:main:main",
             agent_id="main",
             run_id="r",
             workspace=ws,
         )
-        read = await call(ReadFileTool(), ctx, path="hard.txt")
+        read_tool, write_tool = (
+            services.runs.tools.get("read_file"),
+            services.runs.tools.get("write_file"),
+        )
+        read = await call(read_tool, ctx, path="hard.txt")
         assert read["content"] == "top secret"
-        await call(WriteFileTool(), ctx, path="hard.txt", content="+", append=True)
+        await call(write_tool, ctx, path="hard.txt", content="+", append=True)
         assert secret.read_text() == "top secret+"  # an append writes in place, through the link
-        await call(WriteFileTool(), ctx, path="hard.txt", content="new")
+        await call(write_tool, ctx, path="hard.txt", content="new")
     finally:
         await services.runs.shutdown()
         services.close()
@@ -308,16 +336,16 @@ async def test_a_link_out_deep_in_the_path_is_refused(ctx: ToolContext, ws: Path
     os.symlink("../../outside", ws / "sub" / "deep_out")
     path = "sub/deep_out/secret.txt"
     for out in (
-        await call(ReadFileTool(), ctx, path=path),
-        await call(WriteFileTool(), ctx, path=path, content="pwned"),
-        await call(ListFilesTool(), ctx, path="sub/deep_out"),
+        await call(ReadFileTool(fs=DEFAULT_FS), ctx, path=path),
+        await call(WriteFileTool(fs=DEFAULT_FS), ctx, path=path, content="pwned"),
+        await call(ListFilesTool(fs=DEFAULT_FS), ctx, path="sub/deep_out"),
     ):
         assert out["error"].startswith("path resolves outside the workspace: sub/deep_out")
     assert (ws.parent / "outside" / "secret.txt").read_text() == "top secret"
 
 
 async def test_empty_components_are_refused(ctx: ToolContext) -> None:
-    out = await call(ReadFileTool(), ctx, path="sub//inner.txt")
+    out = await call(ReadFileTool(fs=DEFAULT_FS), ctx, path="sub//inner.txt")
     assert out["error"] == "path must not contain empty components: sub//inner.txt"
 
 
@@ -328,7 +356,7 @@ async def test_a_workspace_swapped_for_a_symlink_after_the_turn_started_is_refus
     shared.mkdir(parents=True)
     (tmp_path / "elsewhere").mkdir()
     ctx = ToolContext(
-        services=services,
+        host=services.tool_host,
         session_key="agent:main:main",
         agent_id="main",
         run_id="r",
@@ -336,6 +364,6 @@ async def test_a_workspace_swapped_for_a_symlink_after_the_turn_started_is_refus
     )
     shared.rmdir()
     shared.symlink_to(tmp_path / "elsewhere")
-    out = await call(WriteFileTool(), ctx, path="x.txt", content="x")
+    out = await call(WriteFileTool(fs=DEFAULT_FS), ctx, path="x.txt", content="x")
     assert out["error"] == f"directory is reached through a symlink: {shared}"
     assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -10,18 +10,32 @@ import pytest
 from clawline.agents.settings import AgentsConfig
 from clawline.config import ConfigError, Settings
 from clawline.plugins.xworkmate.export import ExportOptions
-from clawline.plugins.xworkmate.settings import plugin_settings
+from clawline.plugins.xworkmate.settings import XWorkmateSettings, plugin_settings
+from clawline.runtime import Runtime
+
+
+def _xworkmate_settings(state_dir: Path, raw: dict[str, Any]) -> XWorkmateSettings:
+    """The XWorkmate plugin's settings as its ``startup`` hook parses them, from the plugin
+    host of a runtime on ``raw``."""
+    runtime = Runtime.open(Settings(state_dir=state_dir, raw=raw))
+    try:
+        host = runtime.plugin_host
+        return plugin_settings(
+            host.config, state_dir=host.state_dir, allow_hardlinks=host.allow_hardlinks
+        )
+    finally:
+        runtime.close()
 
 
 def test_hard_links_are_refused_by_default(tmp_path: Path) -> None:
     assert AgentsConfig.from_raw({}, tmp_path).fs.allow_hardlinks is False
-    assert plugin_settings(Settings(state_dir=tmp_path)).allow_hardlinks is False
+    assert _xworkmate_settings(tmp_path, {}).allow_hardlinks is False
 
 
 def test_allow_hardlinks_reaches_the_agents_and_the_xworkmate_plugin(tmp_path: Path) -> None:
     raw: dict[str, Any] = {"tools": {"fs": {"allowHardlinks": True}}}
     assert AgentsConfig.from_raw(raw, tmp_path).fs.allow_hardlinks is True
-    config = plugin_settings(Settings(state_dir=tmp_path, raw=raw))
+    config = _xworkmate_settings(tmp_path, raw)
     assert config.allow_hardlinks is True
     assert ExportOptions.from_params({}, config, []).allow_hardlinks is True
 

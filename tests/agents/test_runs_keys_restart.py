@@ -15,8 +15,6 @@ from clawline.agents.run import Run, RunOutcome
 from clawline.agents.run_keys import RunKeys, lose_live_keys, stored_outcome
 from clawline.collab import sweepers
 from clawline.collab.completion import LOST_ERROR
-from clawline.collab.recovery import recover_now
-from clawline.collab.sweepers import sweep_once
 from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.testing import FakeClock
@@ -150,7 +148,7 @@ async def test_a_run_lost_in_a_crash_replays_lost_after_recovery(lives: Lives) -
 
     # The crashed process is left as it is; the next one recovers the store it left.
     restarted, fresh_runner = lives.start()
-    recovered = await restarted.call(recover_now, restarted)
+    recovered = await restarted.call(restarted.recovery.recover_now)
     assert recovered.keys_lost == 2
     now = lives.clock.now_ms()
     replay = await restarted.runs.send(session_key="main", message="m", idempotency_key="k")
@@ -176,7 +174,7 @@ async def test_a_run_lost_in_a_crash_replays_lost_after_recovery(lives: Lives) -
     assert (lost.run_id, lost.ok, lost.summary) == ("k2", False, LOST_ERROR)
     assert fresh_runner.contexts == []
     assert user_run_ids(restarted) == ["k"]
-    assert await restarted.call(recover_now, restarted) == type(recovered)([], 0, 0, 0)
+    assert await restarted.call(restarted.recovery.recover_now) == type(recovered)([], 0, 0, 0)
 
     # The "dead" process's run ending late does not overwrite the outcome recovery wrote.
     runner.release.set()
@@ -199,7 +197,7 @@ async def test_a_stored_key_expires_after_the_window_and_is_pruned(lives: Lives)
     lives.clock.advance(1)
     assert second.store.idempotency.get("k", lives.clock.now_ms()) is None
     assert second.store.idempotency.get("k", 0) is not None  # expired, not yet pruned
-    assert await sweep_once(second) == ([], 0)
+    assert await second.sweepers.sweep_once() == ([], 0)
     assert second.store.idempotency.get("k", 0) is None
     fresh = await second.runs.send(session_key="main", message="m k", idempotency_key="k")
     assert fresh.status == "started"
@@ -300,9 +298,9 @@ async def test_the_sweep_prunes_expired_keys_in_bounded_batches(
     stored_keys(services, [f"old{n}" for n in range(5)], ended_at=now - IDEMPOTENCY_TTL_MS)
     stored_keys(services, ["recent"], ended_at=now)
     stored_keys(services, ["live"], ended_at=None)
-    assert await sweepers.prune_keys(services, now) == 4  # two passes of two
-    assert await sweepers.prune_keys(services, now) == 1
-    assert await sweepers.prune_keys(services, now) == 0
+    assert await services.sweepers.prune_keys(now) == 4  # two passes of two
+    assert await services.sweepers.prune_keys(now) == 1
+    assert await services.sweepers.prune_keys(now) == 0
     left = [name for name in ("recent", "live") if services.store.idempotency.get(name, 0)]
     assert left == ["recent", "live"]
     assert all(services.store.idempotency.get(f"old{n}", 0) is None for n in range(5))

@@ -181,7 +181,19 @@ async def test_a_key_dropped_from_the_memory_front_is_replayed_from_the_store(
     services: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(idempotency, "IDEMPOTENCY_MAX_ENTRIES", 2)
-    runs = RunManager(services)
+    default = services.runs  # a second manager over the same parts, with the same runner
+    runs = RunManager(
+        catalog=services.catalog,
+        store=services.store,
+        workers=services.workers,
+        clock=services.clock,
+        events=services.events,
+        settings=default.settings,
+        config=default.config,
+        providers=default.providers,
+        tools=default.tools,
+        runner=default.runner,
+    )
     try:
         for key in ("a", "b", "c"):
             await (await runs.send(session_key="main", message=key, idempotency_key=key)).done
@@ -232,3 +244,23 @@ async def test_different_sessions_run_concurrently(services: Runtime) -> None:
     assert first.started_at is not None
     assert second.started_at is not None
     assert second.started_at < first.ended_at
+
+
+async def test_busy_sessions_is_a_snapshot_of_the_sessions_with_runs(services: Runtime) -> None:
+    runner = BlockingRunner()
+    services.runs.runner = runner
+    assert services.runs.busy_sessions() == frozenset()
+    first = await services.runs.send(session_key="main", message="one", idempotency_key="b-1")
+    await runner.started.wait()
+    queued = await services.runs.send(session_key="main", message="two", idempotency_key="b-2")
+    nested = await services.runs.send(
+        session_key="side", message="n", idempotency_key="b-3", bypass_queue=True
+    )
+    busy = services.runs.busy_sessions()
+    assert busy == {MAIN, "agent:main:side"}  # a nested lane counts for its session
+    runner.release.set()
+    for ack in (first, queued, nested):
+        await ack.done
+    assert busy == {MAIN, "agent:main:side"}  # taken then, unchanged since
+    assert services.runs.busy_sessions() == frozenset()
+    assert not services.runs.has_active_run(MAIN)

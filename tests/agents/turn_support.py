@@ -167,6 +167,13 @@ def install(
     providers = ProviderRegistry(config)
     providers.register("script", provider)
     registry = ToolRegistry(cast("list[Tool]", list(tools)))
-    runner = AgentRunner(services, config=config, providers=providers, tools=registry)
+    runner = AgentRunner(
+        config=config,
+        providers=providers,
+        tools=registry,
+        host=services.tool_host,
+        catalog=services.catalog,
+        workers=services.workers,
+    )
     services.runs.runner = runner
     return TurnRig(services, provider, registry, runner, state / "workspace")

@@ -41,7 +41,7 @@ CODE = re.compile(r"approve with: clawline devices approve ([0-9A-Z]{3}-[0-9A-Z]
 def registry(db_path: Path, clock: FakeClock) -> Iterator[PairingRegistry]:
     """The pairing registry over the store the CLI uses, on the CLI's clock."""
     store = SQLiteStore(db_path)
-    yield PairingRegistry(store, clock=clock)
+    yield PairingRegistry(store=store, clock=clock)
     store.close()
 
 

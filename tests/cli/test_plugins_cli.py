@@ -7,11 +7,23 @@ from pathlib import Path
 
 from .helpers import Cli, lines
 
-BUILTIN_HOOKS = [
+REGISTRATION_HOOKS = [
     "register_channels",
     "register_gateway_methods",
     "register_providers",
     "register_tools",
+]
+BUILTINS = [
+    ("clawline.gateway", "clawline.gateway", ["register_gateway_methods"]),
+    ("clawline.channels", "clawline.channels", ["register_channels"]),
+    ("clawline.providers", "clawline.agents", ["register_providers"]),
+    ("clawline.collab", "clawline.collab", ["register_tools"]),
+    ("clawline.files", "clawline.agents", ["register_tools"]),
+]
+"""The built-in plugin objects the runtime adds: name, origin, hooks."""
+BUILTIN_JSON = [
+    {"name": name, "source": "builtin", "origin": origin, "hooks": hooks}
+    for name, origin, hooks in BUILTINS
 ]
 
 
@@ -28,12 +40,7 @@ def test_json_lists_builtins_and_configured_plugins(clawline: Cli, state_dir: Pa
     out = json.loads(clawline.ok("plugins", "--format", "json"))
     assert out == {
         "plugins": [
-            {
-                "name": "clawline",
-                "source": "builtin",
-                "origin": "clawline.plugins.builtins",
-                "hooks": BUILTIN_HOOKS,
-            },
+            *BUILTIN_JSON,
             {
                 "name": "recorder",
                 "source": "config",
@@ -60,14 +67,16 @@ def test_table(clawline: Cli, state_dir: Path) -> None:
     )
     rows = [line.split(None, 3) for line in lines(clawline.ok("plugins"))]
     assert rows[0] == ["NAME", "SOURCE", "ORIGIN", "HOOKS"]
-    assert rows[1] == ["clawline", "builtin", "clawline.plugins.builtins", ", ".join(BUILTIN_HOOKS)]
-    assert rows[2] == [
+    assert rows[1 : 1 + len(BUILTINS)] == [
+        [name, "builtin", origin, ", ".join(hooks)] for name, origin, hooks in BUILTINS
+    ]
+    assert rows[1 + len(BUILTINS)] == [
         "feature",
         "config",
         "tests.plugins.feature_plugin",
-        ", ".join(BUILTIN_HOOKS),
+        ", ".join(REGISTRATION_HOOKS),
     ]
-    assert len(rows) == 3
+    assert len(rows) == 2 + len(BUILTINS)
 
 
 def test_plugins_that_cannot_load_are_shown_and_fail_the_command(
@@ -78,7 +87,7 @@ def test_plugins_that_cannot_load_are_shown_and_fail_the_command(
     assert result.exit_code == 1
     assert result.stderr == "error: 1 plugin(s) could not be loaded\n"
     out = json.loads(result.stdout)
-    assert [p["name"] for p in out["plugins"]] == ["clawline"]
+    assert [p["name"] for p in out["plugins"]] == [name for name, _, _ in BUILTINS]
     [failure] = out["failures"]
     assert (failure["name"], failure["source"]) == ("tests.plugins.nowhere", "config")
     assert failure["error"].startswith(

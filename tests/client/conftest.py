@@ -13,7 +13,7 @@ import pytest
 
 from clawline.client import GatewayClient
 from clawline.config import Settings
-from clawline.gateway.app import Gateway
+from clawline.gateway.assembly import build_gateway
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.server import bind_socket, serve
 from clawline.gateway.settings import GatewaySettings
@@ -70,8 +70,8 @@ async def serving(
     port: int = 0,
 ) -> AsyncIterator[str]:
     """A gateway with its own method registry (test-only methods); yields its URL."""
-    services = Runtime.open(Settings(state_dir=state_dir))
-    gateway = Gateway(services, settings or GatewaySettings(port=0), methods=methods)
+    runtime = Runtime.open(Settings(state_dir=state_dir))
+    gateway = build_gateway(runtime, settings or GatewaySettings(port=0), methods=methods)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
 
@@ -99,4 +99,4 @@ async def serving(
         stop.set()
         with contextlib.suppress(asyncio.CancelledError):
             await server
-        services.close()
+        runtime.close()

@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 
 import pytest
 
+from clawline.channels.registry import ChannelRegistry
 from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.runtime import Runtime
@@ -23,12 +24,20 @@ async def make_services(tmp_path: Path) -> AsyncIterator[MakeServices]:
     opened: list[Runtime] = []
 
     async def make(
-        raw: dict[str, Any] | None = None, clock: Clock | None = None, *, scripted: bool = True
+        raw: dict[str, Any] | None = None,
+        clock: Clock | None = None,
+        *,
+        scripted: bool = True,
+        channels: ChannelRegistry | None = None,
     ) -> Runtime:
+        """``channels``: the runtime's channel registry instead of the plugins' adapters."""
         state = tmp_path / f"state{len(opened)}"
         state.mkdir()
         settings = Settings(state_dir=state, raw=raw or {})
-        services = Runtime.open(settings, clock=clock) if clock else Runtime.open(settings)
+        if clock is None:
+            services = Runtime.open(settings, channels=channels)
+        else:
+            services = Runtime.open(settings, clock=clock, channels=channels)
         if scripted:
             services.runs.runner = ScriptedRunner()
         opened.append(services)

@@ -31,6 +31,7 @@ __all__ = [
     "runner_of",
     "settle",
     "tool_ctx",
+    "tool_of",
     "transcript",
 ]
 
@@ -113,13 +114,20 @@ def config(
 def tool_ctx(services: Runtime, session_key: str, run_id: str = "run-of-requester") -> ToolContext:
     key = services.catalog.canonical(session_key)
     return ToolContext(
-        services=services,
+        host=services.tool_host,
         session_key=key,
         agent_id=keys.agent_id_of(key),
         run_id=run_id,
         workspace=Path(services.settings.state_dir),
         entry=services.store.get(key),
     )
+
+
+def tool_of(services: Runtime, name: str) -> Tool:
+    """The runtime's tool ``name`` (built with the runtime's parts)."""
+    tool = services.runs.tools.get(name)
+    assert tool is not None, f"no tool {name}"
+    return tool
 
 
 async def invoke(tool: Tool, ctx: ToolContext, **args: Any) -> dict[str, Any]:

@@ -11,15 +11,12 @@ from typing import Any
 import pytest
 
 from clawline.agents.tools.registry import tool_allowed
-from clawline.collab.agents_list import AgentsListTool
 from clawline.config import Settings
 from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
-from tests.collab.support import MAIN, invoke, tool_ctx
+from tests.collab.support import MAIN, invoke, tool_ctx, tool_of
 from tests.collab.test_spawn_lineage import accepted, gated, limits, make_requester
 from tests.collab.test_spawn_validation import UNKNOWN_AGENT, outcome, refused
-
-agents_list = AgentsListTool()
 
 
 def config(allow: list[str] | None = None, *listed: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +26,7 @@ def config(allow: list[str] | None = None, *listed: dict[str, Any]) -> dict[str,
 
 
 async def listing(services: Runtime, requester: str = MAIN) -> dict[str, Any]:
-    return await invoke(agents_list, tool_ctx(services, requester))
+    return await invoke(tool_of(services, "agents_list"), tool_ctx(services, requester))
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import pytest
 from clawline.agents.runner import RunContext
 from clawline.collab import subagents as subagents_module
 from clawline.collab.completion import ending_of
-from clawline.collab.recovery import recover_now
 from clawline.errors import StoreError
 from clawline.store._inbox_sql import SqlInboxWrites
 from clawline.store.records import InboxItem
@@ -293,7 +292,7 @@ async def test_the_end_record_task_and_row_commit_together(
     assert services.store.inbox.by_run(plan.run_id) is None
 
     monkeypatch.undo()
-    recovered = await services.call(recover_now, services)
+    recovered = await services.call(services.recovery.recover_now)
     assert recovered.lost == [plan.run_id]
     assert task_of(services, plan).status == "lost"
     assert inbox_row(services, plan.run_id).status == "lost"

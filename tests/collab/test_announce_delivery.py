@@ -300,7 +300,18 @@ async def test_concurrent_deliveries_and_kicks_deliver_each_row_once(make: MakeS
     await busy_main(services, gate)
     plans = [await run_child(services, reply=f"only once {n}") for n in range(4)]
     announcer = services.announcer
-    second = Announcer(services)  # another dispatcher on the same store
+    second = Announcer(  # another dispatcher on the same store
+        catalog=services.catalog,
+        store=services.store,
+        workers=services.workers,
+        clock=services.clock,
+        tasks=services.tasks,
+        runs=services.runs,
+        config=services.agents_config,
+        recovery=services.recovery,
+        sweepers=services.sweepers,
+    )
+    services.runs.on_run_end(second.run_ended)
     gate.open()
     for _ in range(25):
         announcer.kick(MAIN)

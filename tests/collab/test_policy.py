@@ -212,6 +212,17 @@ def test_messages_per_action(
 # --- the guard over a real store ---------------------------------------------------------------
 
 
+async def guard_of(services: Runtime, action: Action, requester: str) -> VisibilityGuard:
+    """The guard the session tools load, over the runtime's store and parsed config."""
+    return await load_guard(
+        action,
+        requester,
+        config=services.agents_config,
+        store=services.store,
+        workers=services.workers,
+    )
+
+
 async def lineage(services: Runtime) -> None:
     catalog = services.catalog
     await services.call(catalog.patch, MAIN, {})
@@ -226,20 +237,20 @@ async def lineage(services: Runtime) -> None:
 async def test_load_guard_reads_the_direct_children(make_services: MakeServices) -> None:
     services = await make_services()
     await lineage(services)
-    loaded = await load_guard(services, "history", MAIN)
+    loaded = await guard_of(services, "history", MAIN)
     assert loaded.visibility == "tree"
     assert loaded.spawned == {CHILD, ACP_CHILD, "agent:main:subagent:parented"}
     assert loaded.check(CHILD).allowed
     assert loaded.check(ACP_CHILD).allowed
     assert not loaded.check(GRANDCHILD).allowed
-    from_child = await load_guard(services, "history", CHILD)
+    from_child = await guard_of(services, "history", CHILD)
     assert from_child.check(GRANDCHILD).allowed
     assert not from_child.check(MAIN).allowed
 
 
 async def test_load_guard_follows_the_config(make_services: MakeServices) -> None:
     services = await make_services(config(visibility="all", a2a=True, allow=["main", "rev*"]))
-    loaded = await load_guard(services, "send", MAIN)
+    loaded = await guard_of(services, "send", MAIN)
     assert (loaded.visibility, loaded.policy.enabled) == ("all", True)
     assert loaded.spawned == frozenset()  # only read for tree
     assert loaded.check(FOREIGN).allowed

@@ -12,7 +12,7 @@ import pytest
 
 from clawline.collab import recovery as recovery_module
 from clawline.collab.completion import LOST_ERROR
-from clawline.collab.recovery import Recovery, recover_now
+from clawline.collab.recovery import Recovery
 from clawline.collab.spawn_plan import ChildPlan
 from clawline.runtime import Runtime
 from clawline.testing import FakeClock
@@ -92,7 +92,7 @@ async def test_recover_now_ends_what_a_crash_left_running(make: MakeServices) ->
     finished_before = record(services, state.finished.run_id)
     now = clock.now_ms()
 
-    result = await services.call(recover_now, services)
+    result = await services.call(services.recovery.recover_now)
 
     lost = [*state.announced, state.silent]
     assert result == Recovery(lost=[plan.run_id for plan in lost], announced=2, sessions_failed=1)
@@ -132,10 +132,10 @@ async def test_recovery_twice_changes_nothing_the_second_time(make: MakeServices
     clock = FakeClock()
     services = await make(clock=clock)
     state = await crash(services, clock)
-    await services.call(recover_now, services)
+    await services.call(services.recovery.recover_now)
     after_first = snapshot(services, state)
     clock.advance(5_000)
-    again = await services.call(recover_now, services)
+    again = await services.call(services.recovery.recover_now)
     assert again == Recovery(lost=[], announced=0, sessions_failed=0)
     assert snapshot(services, state) == after_first
 
@@ -161,7 +161,7 @@ async def test_start_recovers_then_delivers_every_pending_row_once(make: MakeSer
     assert entry(services, MAIN).status == "done"  # its announce turn ran
 
     after = snapshot(services, state)
-    assert await services.call(recover_now, services) == Recovery([], 0, 0)
+    assert await services.call(services.recovery.recover_now) == Recovery([], 0, 0)
     await services.announcer.tick()
     await quiesce(services)
     assert snapshot(services, state) == after
@@ -265,7 +265,7 @@ async def test_recovery_works_through_many_records_in_batches(
     others = [f"agent:main:busy-{n}" for n in range(5)]
     for key in others:
         await requester(services, key, status="running")
-    result = await services.call(recover_now, services)
+    result = await services.call(services.recovery.recover_now)
     assert result.lost == [plan.run_id for plan in plans]
     assert (result.announced, result.sessions_failed) == (5, 5)
     assert [task_of(services, plan).status for plan in plans] == ["lost"] * 5

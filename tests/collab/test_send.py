@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clawline.agents.runner import RunContext
-from clawline.collab.send import SessionsSendTool
+from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
 from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
@@ -21,6 +21,7 @@ from tests.collab.support import (
     runner_of,
     settle,
     tool_ctx,
+    tool_of,
     transcript,
 )
 
@@ -43,7 +44,9 @@ CROSS = (
     "cross-agent access."
 )
 
-send = SessionsSendTool()
+
+def send(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_send")
 
 
 async def family(services: Runtime) -> None:
@@ -83,7 +86,7 @@ def check_error(details: dict[str, Any], status: str, error: str) -> None:
     ],
 )
 async def test_schema_errors(services: Runtime, args: dict[str, object], error: str) -> None:
-    details = await invoke(send, tool_ctx(services, MAIN), **args)
+    details = await invoke(send(services), tool_ctx(services, MAIN), **args)
     check_error(details, "error", error)
     assert runner_of(services).calls == []
 
@@ -94,41 +97,47 @@ async def test_the_validation_order_and_its_strings(make_services: MakeServices)
     ctx = tool_ctx(services, MAIN)
     # no message beats everything else
     check_error(
-        await invoke(send, ctx, sessionKey=CHILD, label="helper"), "error", "message required"
+        await invoke(send(services), ctx, sessionKey=CHILD, label="helper"),
+        "error",
+        "message required",
     )
     # both, even with a label that does not exist
     check_error(
-        await invoke(send, ctx, message="m", sessionKey=CHILD, label="nope"), "error", NOT_BOTH
+        await invoke(send(services), ctx, message="m", sessionKey=CHILD, label="nope"),
+        "error",
+        NOT_BOTH,
     )
     # a cross-agent label lookup is refused by the A2A policy before the lookup
     check_error(
-        await invoke(send, ctx, message="m", label="nope", agentId="reviewer"),
+        await invoke(send(services), ctx, message="m", label="nope", agentId="reviewer"),
         "forbidden",
         A2A_DISABLED,
     )
     check_error(
-        await invoke(send, ctx, message="m", label="nope"),
+        await invoke(send(services), ctx, message="m", label="nope"),
         "error",
         "No session found with label: nope",
     )
-    check_error(await invoke(send, ctx, message="m"), "error", REQUIRED)
-    check_error(await invoke(send, ctx, message="m", agentId="reviewer"), "error", REQUIRED)
-    check_error(await invoke(send, ctx, message="m", sessionKey="   "), "error", REQUIRED)
+    check_error(await invoke(send(services), ctx, message="m"), "error", REQUIRED)
+    check_error(
+        await invoke(send(services), ctx, message="m", agentId="reviewer"), "error", REQUIRED
+    )
+    check_error(await invoke(send(services), ctx, message="m", sessionKey="   "), "error", REQUIRED)
     unknown = str(uuid.uuid4())
     check_error(
-        await invoke(send, ctx, message="m", sessionKey=unknown),
+        await invoke(send(services), ctx, message="m", sessionKey=unknown),
         "error",
         f"Session not found: {unknown} (use the full sessionKey from sessions_list)",
     )
     check_error(
-        await invoke(send, ctx, message="m", sessionKey="not-a-key"),
+        await invoke(send(services), ctx, message="m", sessionKey="not-a-key"),
         "error",
         "Session not found: not-a-key (use the full sessionKey from sessions_list)",
     )
-    refused = await invoke(send, ctx, message="m", label="other")
+    refused = await invoke(send(services), ctx, message="m", label="other")
     check_error(refused, "forbidden", TREE)
     assert refused["sessionKey"] == OTHER
-    refused = await invoke(send, ctx, message="m", sessionKey=FOREIGN)
+    refused = await invoke(send(services), ctx, message="m", sessionKey=FOREIGN)
     check_error(refused, "forbidden", CROSS)
     assert refused["sessionKey"] == FOREIGN
     assert runner_of(services).calls == []
@@ -136,7 +145,7 @@ async def test_the_validation_order_and_its_strings(make_services: MakeServices)
 
 async def test_every_result_has_a_fresh_run_id(services: Runtime) -> None:
     ctx = tool_ctx(services, MAIN)
-    ids = {str((await invoke(send, ctx, message="m"))["runId"]) for _ in range(5)}
+    ids = {str((await invoke(send(services), ctx, message="m"))["runId"]) for _ in range(5)}
     assert len(ids) == 5
 
 
@@ -145,16 +154,18 @@ async def test_cross_agent_label_lookup_follows_the_allow_list(make_services: Ma
     await family(services)
     ctx = tool_ctx(services, MAIN)
     check_error(
-        await invoke(send, ctx, message="m", label="critic", agentId="reviewer"),
+        await invoke(send(services), ctx, message="m", label="critic", agentId="reviewer"),
         "forbidden",
         A2A_DENIED,
     )
-    check_error(await invoke(send, ctx, message="m", sessionKey=FOREIGN), "forbidden", A2A_DENIED)
+    check_error(
+        await invoke(send(services), ctx, message="m", sessionKey=FOREIGN), "forbidden", A2A_DENIED
+    )
     services = await make_services(config(visibility="all", a2a=True, allow=["main", "rev*"]))
     await family(services)
     runner_of(services).script(FOREIGN, "noted")
     details = await invoke(
-        send, tool_ctx(services, MAIN), message="m", label="critic", agentId="Reviewer"
+        send(services), tool_ctx(services, MAIN), message="m", label="critic", agentId="Reviewer"
     )
     assert (details["status"], details["reply"], details["sessionKey"]) == ("ok", "noted", FOREIGN)
 
@@ -164,11 +175,11 @@ async def test_a_label_is_looked_up_within_the_given_agent(make_services: MakeSe
     await family(services)
     ctx = tool_ctx(services, MAIN)
     check_error(
-        await invoke(send, ctx, message="m", label="helper", agentId="reviewer"),
+        await invoke(send(services), ctx, message="m", label="helper", agentId="reviewer"),
         "error",
         "No session found with label: helper",
     )
-    details = await invoke(send, ctx, message="m", label="helper", agentId="main")
+    details = await invoke(send(services), ctx, message="m", label="helper", agentId="main")
     assert (details["status"], details["sessionKey"]) == ("ok", CHILD)
 
 
@@ -177,7 +188,9 @@ async def test_a_session_id_names_its_session(services: Runtime) -> None:
     child = services.store.get(CHILD)
     assert child is not None
     runner_of(services).script(CHILD, "by id")
-    details = await invoke(send, tool_ctx(services, MAIN), message="m", sessionKey=child.session_id)
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message="m", sessionKey=child.session_id
+    )
     assert (details["status"], details["reply"], details["sessionKey"]) == ("ok", "by id", CHILD)
 
 
@@ -190,7 +203,9 @@ async def test_wait_mode_answers_with_the_reply(
     await family(services)
     runner = runner_of(services)
     runner.script(CHILD, "pong")
-    details = await invoke(send, tool_ctx(services, MAIN), message="ping", sessionKey=CHILD)
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message="ping", sessionKey=CHILD
+    )
     assert details == {
         "runId": details["runId"],
         "status": "ok",
@@ -216,7 +231,9 @@ async def test_wait_mode_answers_with_the_reply(
 async def test_the_main_session_is_shown_as_main(services: Runtime) -> None:
     await family(services)
     runner_of(services).script(MAIN, "hello child")
-    details = await invoke(send, tool_ctx(services, CHILD), message="hi", sessionKey="main")
+    details = await invoke(
+        send(services), tool_ctx(services, CHILD), message="hi", sessionKey="main"
+    )
     assert details["status"] == "forbidden"  # a child's tree does not hold its parent
     assert details["sessionKey"] == "main"
 
@@ -231,7 +248,7 @@ async def test_wait_mode_times_out(services: Runtime) -> None:
 
     runner_of(services).script(CHILD, slow)
     details = await invoke(
-        send, tool_ctx(services, MAIN), message="ping", sessionKey=CHILD, timeoutSeconds=1
+        send(services), tool_ctx(services, MAIN), message="ping", sessionKey=CHILD, timeoutSeconds=1
     )
     assert details == {
         "runId": details["runId"],
@@ -252,7 +269,9 @@ async def test_wait_mode_reports_a_failed_run(services: Runtime) -> None:
         raise RuntimeError("model exploded")
 
     runner_of(services).script(CHILD, broken)
-    details = await invoke(send, tool_ctx(services, MAIN), message="ping", sessionKey=CHILD)
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message="ping", sessionKey=CHILD
+    )
     assert details == {
         "runId": details["runId"],
         "status": "error",
@@ -275,7 +294,7 @@ async def test_the_reply_is_that_runs_even_when_others_answer_later(services: Ru
 
     runner.script(CHILD, ours, "the answer to the user")
     sending = asyncio.create_task(
-        invoke(send, tool_ctx(services, MAIN), message="ping", sessionKey=CHILD)
+        invoke(send(services), tool_ctx(services, MAIN), message="ping", sessionKey=CHILD)
     )
     while not runner.calls_on(CHILD):
         await asyncio.sleep(0.01)
@@ -302,7 +321,7 @@ async def test_fire_and_forget_answers_at_once(
     runner.script(CHILD, slow, "ANNOUNCE_SKIP")
     runner.script(MAIN, "REPLY_SKIP")
     details = await invoke(
-        send, tool_ctx(services, MAIN), message="work", sessionKey=CHILD, timeoutSeconds=0
+        send(services), tool_ctx(services, MAIN), message="work", sessionKey=CHILD, timeoutSeconds=0
     )
     assert details == {
         "runId": details["runId"],
@@ -335,7 +354,9 @@ async def test_fire_and_forget_steps_time_out_after_30_s(services: Runtime) -> N
         return await original(**kwargs)  # type: ignore[arg-type]
 
     services.runs.send = spy  # type: ignore[method-assign,assignment]
-    await invoke(send, tool_ctx(services, MAIN), message="m", sessionKey=CHILD, timeoutSeconds=0)
+    await invoke(
+        send(services), tool_ctx(services, MAIN), message="m", sessionKey=CHILD, timeoutSeconds=0
+    )
     await settle(services)
     assert seen == [None, 30_000, 30_000]
 
@@ -343,7 +364,7 @@ async def test_fire_and_forget_steps_time_out_after_30_s(services: Runtime) -> N
 async def test_a_refused_send_publishes_nothing(services: Runtime) -> None:
     await family(services)
     async with WireRecorder(services) as seen:
-        await invoke(send, tool_ctx(services, MAIN), message="m", sessionKey=OTHER)
+        await invoke(send(services), tool_ctx(services, MAIN), message="m", sessionKey=OTHER)
         await seen.settled()
     assert seen.events == []
     assert transcript(services, OTHER) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clawline.collab.send import SessionsSendTool
+from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
 from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
@@ -16,6 +16,7 @@ from tests.collab.support import (
     runner_of,
     settle,
     tool_ctx,
+    tool_of,
     transcript,
 )
 
@@ -26,7 +27,9 @@ SILENT_SENTENCE = (
     "posted to the target channel. After this reply, the agent-to-agent conversation is over."
 )
 
-send = SessionsSendTool()
+
+def send(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_send")
 
 
 async def setup(make_services: MakeServices, turns: int | None = None) -> Runtime:
@@ -37,7 +40,9 @@ async def setup(make_services: MakeServices, turns: int | None = None) -> Runtim
 
 
 async def exchange(services: Runtime, message: str = "hello") -> list[Call]:
-    details = await invoke(send, tool_ctx(services, MAIN), message=message, sessionKey=TARGET)
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message=message, sessionKey=TARGET
+    )
     assert details["status"] == "ok"
     await settle(services)
     return runner_of(services).calls[1:]
@@ -162,7 +167,9 @@ async def test_skip_tokens_suppress_the_announce(make_services: MakeServices, si
 async def test_no_round_one_reply_no_exchange(make_services: MakeServices) -> None:
     services = await setup(make_services)
     runner_of(services).script(TARGET, "   ")
-    details = await invoke(send, tool_ctx(services, MAIN), message="hello", sessionKey=TARGET)
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message="hello", sessionKey=TARGET
+    )
     assert (details["status"], details["reply"]) == ("ok", None)
     await settle(services)
     assert len(runner_of(services).calls) == 1
@@ -171,7 +178,9 @@ async def test_no_round_one_reply_no_exchange(make_services: MakeServices) -> No
 async def test_sending_to_itself_skips_the_ping_pong(make_services: MakeServices) -> None:
     services = await setup(make_services)
     runner_of(services).script(MAIN, "self reply", "ANNOUNCE_SKIP")
-    details = await invoke(send, tool_ctx(services, MAIN), message="note", sessionKey="main")
+    details = await invoke(
+        send(services), tool_ctx(services, MAIN), message="note", sessionKey="main"
+    )
     assert (details["status"], details["reply"], details["sessionKey"]) == (
         "ok",
         "self reply",

@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 
 from clawline.agents.runner import RunContext
-from clawline.collab.send import SessionsSendTool
+from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
-from tests.collab.support import MAIN, config, invoke, runner_of, settle, tool_ctx
+from tests.collab.support import MAIN, config, invoke, runner_of, settle, tool_ctx, tool_of
 
 TARGET = "agent:main:subagent:target"
-send = SessionsSendTool()
+
+
+def send(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_send")
 
 
 async def setup(make_services: MakeServices, turns: int = 5) -> Runtime:
@@ -34,7 +37,10 @@ async def test_a_requester_mid_turn_gets_its_ping_pong_step(make_services: MakeS
 
     async def requester_turn(ctx: RunContext) -> str:
         details = await invoke(
-            send, tool_ctx(services, MAIN, run_id=ctx.run_id), message="hi", sessionKey=TARGET
+            send(services),
+            tool_ctx(services, MAIN, run_id=ctx.run_id),
+            message="hi",
+            sessionKey=TARGET,
         )
         results.append(details)
         await asyncio.wait_for(step_seen.wait(), 5)
@@ -70,7 +76,7 @@ async def test_a_send_to_its_own_session_from_its_turn_completes(
 
     async def turn(ctx: RunContext) -> str:
         details = await invoke(
-            send,
+            send(services),
             tool_ctx(services, MAIN, run_id=ctx.run_id),
             message="note to self",
             sessionKey="main",
@@ -151,7 +157,7 @@ async def test_shutdown_cancels_a_pending_exchange(make_services: MakeServices) 
 
     runner_of(services).script(TARGET, stuck)
     details = await invoke(
-        send, tool_ctx(services, MAIN), message="m", sessionKey=TARGET, timeoutSeconds=0
+        send(services), tool_ctx(services, MAIN), message="m", sessionKey=TARGET, timeoutSeconds=0
     )
     assert details["status"] == "accepted"
     tasks = services.runs.background_tasks()

@@ -10,17 +10,13 @@ import orjson
 import pytest
 
 from clawline.agents.messages import MESSAGE_EVENT
-from clawline.agents.tools.base import ToolResult
-from clawline.collab.session_tools import (
-    SessionsHistoryTool,
-    SessionsListTool,
-    SessionsYieldTool,
-)
+from clawline.agents.tools.base import Tool, ToolResult
+from clawline.collab.session_tools import SessionsYieldTool
 from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from clawline.types import JSONObject
 from tests.collab.conftest import MakeServices
-from tests.collab.support import MAIN, config, invoke, tool_ctx
+from tests.collab.support import MAIN, config, invoke, tool_ctx, tool_of
 
 CHILD = "agent:main:subagent:child"
 GRANDCHILD = "agent:main:subagent:grandchild"
@@ -29,9 +25,15 @@ FOREIGN = "agent:reviewer:main"
 CRON = "agent:main:cron:nightly"
 GROUP = "agent:main:discord:group:dev"
 
-listing = SessionsListTool()
-history = SessionsHistoryTool()
 yielding = SessionsYieldTool()
+
+
+def listing(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_list")
+
+
+def history(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_history")
 
 
 async def add(services: Runtime, key: str, changes: dict[str, Any] | None = None) -> None:
@@ -64,14 +66,14 @@ def keys_of(details: JSONObject) -> list[str]:
 async def test_list_shows_what_the_visibility_allows(make_services: MakeServices) -> None:
     tree = await make_services()
     await family(tree)
-    assert keys_of(await invoke(listing, tool_ctx(tree, MAIN))) == [CHILD, "main"]
-    assert keys_of(await invoke(listing, tool_ctx(tree, CHILD))) == [CHILD, GRANDCHILD]
+    assert keys_of(await invoke(listing(tree), tool_ctx(tree, MAIN))) == [CHILD, "main"]
+    assert keys_of(await invoke(listing(tree), tool_ctx(tree, CHILD))) == [CHILD, GRANDCHILD]
     own = await make_services(config(visibility="self"))
     await family(own)
-    assert keys_of(await invoke(listing, tool_ctx(own, CHILD))) == [CHILD]
+    assert keys_of(await invoke(listing(own), tool_ctx(own, CHILD))) == [CHILD]
     agent = await make_services(config(visibility="agent"))
     await family(agent)
-    assert keys_of(await invoke(listing, tool_ctx(agent, MAIN))) == [
+    assert keys_of(await invoke(listing(agent), tool_ctx(agent, MAIN))) == [
         OTHER,
         CHILD,
         GRANDCHILD,
@@ -79,10 +81,10 @@ async def test_list_shows_what_the_visibility_allows(make_services: MakeServices
     ]
     everyone = await make_services(config(visibility="all", a2a=True))
     await family(everyone)
-    assert FOREIGN in keys_of(await invoke(listing, tool_ctx(everyone, MAIN)))
+    assert FOREIGN in keys_of(await invoke(listing(everyone), tool_ctx(everyone, MAIN)))
     disabled = await make_services(config(visibility="all"))
     await family(disabled)
-    assert FOREIGN not in keys_of(await invoke(listing, tool_ctx(disabled, MAIN)))
+    assert FOREIGN not in keys_of(await invoke(listing(disabled), tool_ctx(disabled, MAIN)))
 
 
 async def test_list_applies_the_limit_before_visibility(make_services: MakeServices) -> None:
@@ -93,9 +95,12 @@ async def test_list_applies_the_limit_before_visibility(make_services: MakeServi
     for index in range(3):
         clock.advance(1000)
         await add(services, f"agent:main:dashboard:d{index}")
-    assert keys_of(await invoke(listing, tool_ctx(services, MAIN), limit=3)) == []
-    assert keys_of(await invoke(listing, tool_ctx(services, MAIN), limit=5)) == [CHILD, "main"]
-    assert keys_of(await invoke(listing, tool_ctx(services, MAIN))) == [CHILD, "main"]
+    assert keys_of(await invoke(listing(services), tool_ctx(services, MAIN), limit=3)) == []
+    assert keys_of(await invoke(listing(services), tool_ctx(services, MAIN), limit=5)) == [
+        CHILD,
+        "main",
+    ]
+    assert keys_of(await invoke(listing(services), tool_ctx(services, MAIN))) == [CHILD, "main"]
 
 
 async def test_list_filters_by_kind_and_activity(make_services: MakeServices) -> None:
@@ -106,10 +111,13 @@ async def test_list_filters_by_kind_and_activity(make_services: MakeServices) ->
     clock.advance(10 * 60_000)
     await add(services, GROUP)
     ctx = tool_ctx(services, MAIN)
-    assert keys_of(await invoke(listing, ctx, kinds=["cron"])) == [CRON]
-    assert keys_of(await invoke(listing, ctx, kinds=["GROUP", "main", "bogus"])) == [GROUP, "main"]
-    assert keys_of(await invoke(listing, ctx, kinds=["bogus"])) == [CRON, GROUP, "main"]
-    assert keys_of(await invoke(listing, ctx, activeMinutes=5)) == [GROUP]
+    assert keys_of(await invoke(listing(services), ctx, kinds=["cron"])) == [CRON]
+    assert keys_of(await invoke(listing(services), ctx, kinds=["GROUP", "main", "bogus"])) == [
+        GROUP,
+        "main",
+    ]
+    assert keys_of(await invoke(listing(services), ctx, kinds=["bogus"])) == [CRON, GROUP, "main"]
+    assert keys_of(await invoke(listing(services), ctx, activeMinutes=5)) == [GROUP]
 
 
 async def test_list_rows(make_services: MakeServices) -> None:
@@ -119,7 +127,7 @@ async def test_list_rows(make_services: MakeServices) -> None:
     await add(services, CRON)
     rows = {
         row["key"]: row
-        for row in (await invoke(listing, tool_ctx(services, MAIN)))["sessions"]
+        for row in (await invoke(listing(services), tool_ctx(services, MAIN)))["sessions"]
         if isinstance(row, dict)
     }
     main = rows["main"]
@@ -148,16 +156,16 @@ async def test_list_messages(make_services: MakeServices) -> None:
         await say(services, MAIN, "user", f"question {index}")
         await say(services, MAIN, "tool", f"tool output {index}", toolCallId=f"c{index}")
         await say(services, MAIN, "assistant", f"answer {index} sk-abcdefghijklmnopqrstuvwx")
-    rows = (await invoke(listing, tool_ctx(services, MAIN), messageLimit=50))["sessions"]
+    rows = (await invoke(listing(services), tool_ctx(services, MAIN), messageLimit=50))["sessions"]
     assert isinstance(rows, list)
     messages = rows[0]["messages"]
     assert isinstance(messages, list)
     assert len(messages) <= 20
     assert all(m["role"] != "tool" for m in messages)
     assert messages[-1]["content"] == [{"type": "text", "text": "answer 24 [REDACTED]"}]
-    few = (await invoke(listing, tool_ctx(services, MAIN), messageLimit=2))["sessions"]
+    few = (await invoke(listing(services), tool_ctx(services, MAIN), messageLimit=2))["sessions"]
     assert [m["role"] for m in few[0]["messages"]] == ["assistant"]
-    none = (await invoke(listing, tool_ctx(services, MAIN), messageLimit=0))["sessions"]
+    none = (await invoke(listing(services), tool_ctx(services, MAIN), messageLimit=0))["sessions"]
     assert "messages" not in none[0]
 
 
@@ -171,7 +179,7 @@ async def test_list_messages(make_services: MakeServices) -> None:
     ],
 )
 async def test_list_argument_errors(services: Runtime, args: dict[str, Any], error: str) -> None:
-    details = await invoke(listing, tool_ctx(services, MAIN), **args)
+    details = await invoke(listing(services), tool_ctx(services, MAIN), **args)
     assert details == {"status": "error", "error": error}
 
 
@@ -185,7 +193,7 @@ async def test_history_by_key_and_by_session_id(services: Runtime) -> None:
     entry = services.store.get(CHILD)
     assert entry is not None
     for reference in (CHILD, entry.session_id):
-        details = await invoke(history, tool_ctx(services, MAIN), sessionKey=reference)
+        details = await invoke(history(services), tool_ctx(services, MAIN), sessionKey=reference)
         assert details["sessionKey"] == CHILD
         messages = details["messages"]
         assert isinstance(messages, list)
@@ -203,18 +211,21 @@ async def test_history_by_key_and_by_session_id(services: Runtime) -> None:
 async def test_history_refusals(services: Runtime) -> None:
     await family(services)
     ctx = tool_ctx(services, MAIN)
-    assert await invoke(history, ctx) == {"status": "error", "error": "sessionKey required"}
+    assert await invoke(history(services), ctx) == {
+        "status": "error",
+        "error": "sessionKey required",
+    }
     unknown = str(uuid.uuid4())
-    assert await invoke(history, ctx, sessionKey=unknown) == {
+    assert await invoke(history(services), ctx, sessionKey=unknown) == {
         "status": "error",
         "error": f"Session not found: {unknown} (use the full sessionKey from sessions_list)",
     }
-    assert await invoke(history, ctx, sessionKey=GRANDCHILD) == {
+    assert await invoke(history(services), ctx, sessionKey=GRANDCHILD) == {
         "status": "forbidden",
         "error": "Session history visibility is restricted to the current session tree "
         "(tools.sessions.visibility=tree).",
     }
-    assert await invoke(history, ctx, sessionKey=FOREIGN) == {
+    assert await invoke(history(services), ctx, sessionKey=FOREIGN) == {
         "status": "forbidden",
         "error": "Session history visibility is restricted. Set tools.sessions.visibility=all "
         "to allow cross-agent access.",
@@ -224,7 +235,7 @@ async def test_history_refusals(services: Runtime) -> None:
 async def test_history_a2a_disabled_message(make_services: MakeServices) -> None:
     services = await make_services(config(visibility="all"))
     await family(services)
-    assert await invoke(history, tool_ctx(services, MAIN), sessionKey=FOREIGN) == {
+    assert await invoke(history(services), tool_ctx(services, MAIN), sessionKey=FOREIGN) == {
         "status": "forbidden",
         "error": "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to "
         "allow cross-agent access.",
@@ -244,14 +255,14 @@ async def test_history_strips_tools_unless_asked(services: Runtime) -> None:
     await say(services, CHILD, "tool", '{"text":"x"}', toolCallId="c1", name="read_file")
     await say(services, CHILD, "assistant", "it says x")
     ctx = tool_ctx(services, MAIN)
-    plain = (await invoke(history, ctx, sessionKey=CHILD))["messages"]
+    plain = (await invoke(history(services), ctx, sessionKey=CHILD))["messages"]
     assert [m["role"] for m in plain] == ["user", "assistant"]
-    full = (await invoke(history, ctx, sessionKey=CHILD, includeTools=True))["messages"]
+    full = (await invoke(history(services), ctx, sessionKey=CHILD, includeTools=True))["messages"]
     assert [m["role"] for m in full] == ["user", "assistant", "tool", "assistant"]
     assert full[1]["toolCalls"][0]["name"] == "read_file"
-    last_two = (await invoke(history, ctx, sessionKey=CHILD, limit=2))["messages"]
+    last_two = (await invoke(history(services), ctx, sessionKey=CHILD, limit=2))["messages"]
     assert [m["role"] for m in last_two] == ["assistant"]
-    bad = await invoke(history, ctx, sessionKey=CHILD, includeTools="yes")
+    bad = await invoke(history(services), ctx, sessionKey=CHILD, includeTools="yes")
     assert bad == {"status": "error", "error": "includeTools must be true or false"}
 
 
@@ -265,7 +276,7 @@ async def test_history_sanitises_text(services: Runtime) -> None:
         "\n<relevant-memories>old stuff</relevant-memories>done",
     )
     await say(services, CHILD, "user", "x" * 5000)
-    details = await invoke(history, tool_ctx(services, MAIN), sessionKey=CHILD)
+    details = await invoke(history(services), tool_ctx(services, MAIN), sessionKey=CHILD)
     messages = details["messages"]
     assert isinstance(messages, list)
     assert messages[0]["content"][0]["text"] == "Result: token=[REDACTED] and \ndone"
@@ -281,7 +292,7 @@ async def test_history_fits_80_kib(services: Runtime) -> None:
     await family(services)
     for index in range(40):
         await say(services, CHILD, "user", f"{index:02d}" + "y" * 3000)
-    details = await invoke(history, tool_ctx(services, MAIN), sessionKey=CHILD)
+    details = await invoke(history(services), tool_ctx(services, MAIN), sessionKey=CHILD)
     messages = details["messages"]
     assert isinstance(messages, list)
     assert 0 < len(messages) < 40
@@ -297,7 +308,7 @@ async def test_history_omits_a_message_too_large_alone(services: Runtime) -> Non
     await services.call(
         services.catalog.append, CHILD, MESSAGE_EVENT, {"role": "assistant", "content": blocks}
     )
-    details = await invoke(history, tool_ctx(services, MAIN), sessionKey=CHILD)
+    details = await invoke(history(services), tool_ctx(services, MAIN), sessionKey=CHILD)
     messages = details["messages"]
     assert isinstance(messages, list)
     assert len(messages) == 1
@@ -308,7 +319,7 @@ async def test_history_omits_a_message_too_large_alone(services: Runtime) -> Non
 
 async def test_history_of_a_session_without_messages(services: Runtime) -> None:
     await family(services)
-    details = await invoke(history, tool_ctx(services, MAIN), sessionKey="main")
+    details = await invoke(history(services), tool_ctx(services, MAIN), sessionKey="main")
     assert (details["sessionKey"], details["messages"]) == ("main", [])
 
 

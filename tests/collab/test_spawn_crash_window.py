@@ -25,13 +25,13 @@ import pytest
 
 from clawline import keys
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.agents.tools.base import ToolContext, ToolResult
+from clawline.agents.tools.base import Tool, ToolContext, ToolResult
 from clawline.collab.spawn import SessionsSpawnTool
 from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.types import JSON
 from tests.collab.conftest import MakeServices
-from tests.collab.support import MAIN, transcript
+from tests.collab.support import MAIN, tool_of, transcript
 from tests.collab.test_spawn_lineage import quiesce
 
 WAVE_SIZE = 4
@@ -46,8 +46,8 @@ class DiesAfterSpawn:
 
     spec = SessionsSpawnTool.spec
 
-    def __init__(self, at: int) -> None:
-        self.real = SessionsSpawnTool()
+    def __init__(self, real: Tool, at: int) -> None:
+        self.real = real
         self.at = at
         self.calls = 0
         self.died = asyncio.Event()
@@ -94,7 +94,7 @@ async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
     make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
 ) -> None:
     first = await make_services(CONFIG, scripted=False)
-    dies = DiesAfterSpawn(at=2)
+    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2)
     first.runs.tools.register(dies, replace=True)
     first.runs.route(keys.is_subagent_key, NeverEnds)
     await first.runs.send(session_key=MAIN, message=WAVE, idempotency_key="wave")

@@ -51,19 +51,21 @@ async def test_the_same_call_again_answers_its_child_and_creates_nothing(
     gate = gated(services)
     requester = await make_requester(services)
     ctx = keyed(services, "call_1")
-    first = await invoke(spawn_tool, ctx, task=TASK)
+    first = await invoke(spawn_tool(services), ctx, task=TASK)
     assert first["status"] == "accepted", first
     assert record_of(services, first["runId"]).spawn_key == f"{requester.session_id}/call_1"
     before = written(services)
     # the limit is reached (its own child), yet the redo answers that child
-    again = await invoke(spawn_tool, ctx, task=TASK)
+    again = await invoke(spawn_tool(services), ctx, task=TASK)
     assert again == first
     assert written(services) == before
-    refused = await invoke(spawn_tool, keyed(services, "call_2"), task=TASK)
+    refused = await invoke(spawn_tool(services), keyed(services, "call_2"), task=TASK)
     assert refused["status"] == "forbidden"  # another call is another spawn
     gate.release.set()
     await ended(services, first["runId"])
-    assert await invoke(spawn_tool, ctx, task=TASK) == first  # ended records keep their key
+    assert (
+        await invoke(spawn_tool(services), ctx, task=TASK) == first
+    )  # ended records keep their key
     after = written(services)
     assert after[:3] == before[:3]
 
@@ -74,9 +76,9 @@ async def test_a_reset_requester_spawns_anew_for_an_old_call_id(
     services = await make_services()
     gated(services)
     await make_requester(services)
-    first = await invoke(spawn_tool, keyed(services, "call_0"), task=TASK)
+    first = await invoke(spawn_tool(services), keyed(services, "call_0"), task=TASK)
     await services.call(services.catalog.reset, MAIN)
-    second = await invoke(spawn_tool, keyed(services, "call_0"), task=TASK)
+    second = await invoke(spawn_tool(services), keyed(services, "call_0"), task=TASK)
     assert second["status"] == "accepted", second
     assert second["childSessionKey"] != first["childSessionKey"]
     assert len(services.store.runs.for_requester(MAIN)) == 2
@@ -86,7 +88,7 @@ async def test_calls_without_an_id_always_spawn(services: Runtime) -> None:
     gated(services)
     await make_requester(services)
     results: list[dict[str, Any]] = [
-        await invoke(spawn_tool, tool_ctx(services, MAIN), task=TASK) for _ in range(2)
+        await invoke(spawn_tool(services), tool_ctx(services, MAIN), task=TASK) for _ in range(2)
     ]
     assert [r["status"] for r in results] == ["accepted", "accepted"]
     assert len({r["childSessionKey"] for r in results}) == 2
@@ -99,11 +101,11 @@ async def test_a_thread_bound_session_child_is_answered_with_its_note(
     services = await forum_services(make_services, threads_channel("forum"))
     gated(services)
     ctx = keyed(services, "call_3")
-    first = await invoke(spawn_tool, ctx, task=TASK, thread=True, mode="session")
+    first = await invoke(spawn_tool(services), ctx, task=TASK, thread=True, mode="session")
     assert first["status"] == "accepted", first
     assert first["note"] == SESSION_MODE_NOTE
     before = written(services)
-    assert await invoke(spawn_tool, ctx, task=TASK, thread=True, mode="session") == first
+    assert await invoke(spawn_tool(services), ctx, task=TASK, thread=True, mode="session") == first
     assert written(services) == before
 
 
@@ -114,10 +116,10 @@ async def test_a_steered_child_keeps_its_key_on_the_spawn_record(
     gate = gated(services)
     await make_requester(services)
     ctx = keyed(services, "call_4")
-    first = await invoke(spawn_tool, ctx, task=TASK, label="poet")
+    first = await invoke(spawn_tool(services), ctx, task=TASK, label="poet")
     await wait_until(lambda: gate.running == 1)
     steered = await control(services, action="steer", target="poet", message="faster")
     assert steered["status"] == "accepted", steered
     assert record_of(services, steered["runId"]).spawn_key is None
     assert record_of(services, first["runId"]).spawn_key is not None
-    assert await invoke(spawn_tool, ctx, task=TASK, label="poet") == first
+    assert await invoke(spawn_tool(services), ctx, task=TASK, label="poet") == first

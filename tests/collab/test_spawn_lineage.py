@@ -14,8 +14,7 @@ from typing import Any
 
 from clawline import keys
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.collab.spawn import SessionsSpawnTool
-from clawline.collab.subagents_tool import SubagentsTool
+from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
 from clawline.sessions.entry import SessionEntry
 from clawline.store.collab import TaskQuery
@@ -23,10 +22,24 @@ from clawline.store.records import SubagentRun
 from clawline.tasks.model import TaskRecord
 from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
-from tests.collab.support import MAIN, ScriptedRunner, invoke, runner_of, tool_ctx, transcript
+from tests.collab.support import (
+    MAIN,
+    ScriptedRunner,
+    invoke,
+    runner_of,
+    tool_ctx,
+    tool_of,
+    transcript,
+)
 
-spawn_tool = SessionsSpawnTool()
-subagents_tool = SubagentsTool()
+
+def spawn_tool(services: Runtime) -> Tool:
+    return tool_of(services, "sessions_spawn")
+
+
+def subagents_tool(services: Runtime) -> Tool:
+    return tool_of(services, "subagents")
+
 
 CHILD_KEY = re.compile(
     r"^agent:(?P<agent>[a-z0-9][a-z0-9_-]*):subagent:"
@@ -97,7 +110,7 @@ async def make_requester(services: Runtime, key: str = MAIN) -> SessionEntry:
 
 
 async def spawn(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
-    return await invoke(spawn_tool, tool_ctx(services, requester), **args)
+    return await invoke(spawn_tool(services), tool_ctx(services, requester), **args)
 
 
 async def accepted(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
@@ -107,7 +120,7 @@ async def accepted(services: Runtime, requester: str = MAIN, **args: Any) -> dic
 
 
 async def control(services: Runtime, requester: str = MAIN, **args: Any) -> dict[str, Any]:
-    return await invoke(subagents_tool, tool_ctx(services, requester), **args)
+    return await invoke(subagents_tool(services), tool_ctx(services, requester), **args)
 
 
 async def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:

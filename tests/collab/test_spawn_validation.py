@@ -83,10 +83,9 @@ async def refused(services: Runtime, requester: str = MAIN, **args: Any) -> dict
 async def forum_services(make_services: MakeServices, channel: FakeChannel) -> Runtime:
     """Main on the "forum" channel (thread-bound spawns enabled) served by ``channel``."""
     raw = channel_config("forum", channel_level={"spawnSubagentSessions": True})
-    services = await make_services(raw)
+    services = await make_services(raw, channels=ChannelRegistry([channel]))
     context = {"channel": "forum", "to": "room-1", "accountId": "acct"}
     await services.call(services.catalog.patch, MAIN, {"deliveryContext": context})
-    services.channels = ChannelRegistry([channel])
     return services
 
 

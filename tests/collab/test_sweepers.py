@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from clawline.collab.sweepers import INBOX_RETENTION_MS, sweep_once
+from clawline.collab.sweepers import INBOX_RETENTION_MS
 from clawline.events import DomainEvent, SessionChanged
 from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
@@ -82,11 +82,11 @@ async def test_a_delete_cleanup_child_is_archived_once_due(make: MakeServices) -
     published = deleted_events(services)
 
     clock.set(ended.archive_at_ms - 1)
-    assert await sweep_once(services) == ([], 0)
+    assert await services.sweepers.sweep_once() == ([], 0)
     assert services.store.get(plan.child_key) is not None
 
     clock.set(ended.archive_at_ms)
-    deleted, pruned = await sweep_once(services)
+    deleted, pruned = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [plan.child_key]
     assert pruned == 0
     assert services.store.get(plan.child_key) is None
@@ -104,7 +104,7 @@ async def test_a_delete_cleanup_child_is_archived_once_due(make: MakeServices) -
     # The task and the delivered completion outlive the child (their own retention).
     assert task_of(services, plan).status == "succeeded"
     assert inbox_row(services, plan.run_id).delivery_seq is not None
-    assert await sweep_once(services) == ([], 0)  # nothing left to do
+    assert await services.sweepers.sweep_once() == ([], 0)  # nothing left to do
 
 
 async def test_a_due_child_is_not_archived_while_it_runs(make: MakeServices) -> None:
@@ -122,13 +122,13 @@ async def test_a_due_child_is_not_archived_while_it_runs(make: MakeServices) -> 
     )
     await asyncio.wait_for(gate.entered.wait(), 5)
     clock.set(due + MINUTE)
-    assert await sweep_once(services) == ([], 0)
+    assert await services.sweepers.sweep_once() == ([], 0)
     assert services.store.get(plan.child_key) is not None
     assert services.store.runs.get(plan.run_id) is not None
 
     gate.open()
     await quiesce(services)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [plan.child_key]
     assert services.store.get(plan.child_key) is None
 
@@ -143,7 +143,7 @@ async def test_an_active_record_is_never_archived(make: MakeServices) -> None:
     await start_child(services, plan)
     await asyncio.wait_for(gate.entered.wait(), 5)
     clock.advance(24 * 60 * MINUTE)
-    assert await sweep_once(services) == ([], 0)
+    assert await services.sweepers.sweep_once() == ([], 0)
     assert record(services, plan.run_id).archive_at_ms is None
     gate.open()
     await quiesce(services)
@@ -171,7 +171,7 @@ async def test_children_that_are_not_archived_stay(
     await quiesce(services)
     assert record(services, plan.run_id).archive_at_ms is None
     clock.advance(365 * 24 * 60 * MINUTE)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert deleted == []
     assert services.store.get(plan.child_key) is not None
     assert not record(services, plan.run_id).active
@@ -187,12 +187,12 @@ async def test_archived_is_only_the_due_child(make: MakeServices) -> None:
     kept = await run_child(services, reply="kept", cleanup="keep")
     await quiesce(services)
     clock.advance(30 * MINUTE)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [early.child_key]
     assert services.store.get(late.child_key) is not None
     assert services.store.get(kept.child_key) is not None
     clock.advance(30 * MINUTE)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [late.child_key]
     assert services.store.get(kept.child_key) is not None
 
@@ -241,16 +241,16 @@ async def test_delivered_rows_are_pruned_after_retention_and_pending_never(
         await asyncio.sleep(0.005)
 
     clock.set(delivered_at + INBOX_RETENTION_MS)
-    assert await sweep_once(services) == ([], 0)
+    assert await services.sweepers.sweep_once() == ([], 0)
     assert services.store.inbox.by_run(delivered.run_id) is not None
 
     clock.advance(1)
-    assert await sweep_once(services) == ([], 1)
+    assert await services.sweepers.sweep_once() == ([], 1)
     assert services.store.inbox.by_run(delivered.run_id) is None
     still = inbox_row(services, pending.run_id)
     assert still.pending
     clock.advance(10 * INBOX_RETENTION_MS)
-    assert await sweep_once(services) == ([], 0)
+    assert await services.sweepers.sweep_once() == ([], 0)
     assert inbox_row(services, pending.run_id).pending
     assert task_of(services, delivered).delivery_status == "delivered"  # tasks stay
     gate.open()
@@ -275,7 +275,7 @@ async def test_an_orchestrator_is_not_archived_while_its_children_run(make: Make
     due = record(services, orchestrator.run_id).archive_at_ms
     assert due is not None
     clock.set(due + MINUTE)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert deleted == []
     assert services.store.get(orchestrator.child_key) is not None
 
@@ -284,7 +284,7 @@ async def test_an_orchestrator_is_not_archived_while_its_children_run(make: Make
     row = inbox_row(services, leaf.run_id)
     assert row.delivery_seq is not None
     assert row.requester_session_key == orchestrator.child_key
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [orchestrator.child_key]
 
 
@@ -307,10 +307,10 @@ async def test_a_child_with_undelivered_completions_is_not_archived(make: MakeSe
         )
     assert item is not None
     clock.set(due)
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert deleted == []
     await services.announcer.deliver(plan.child_key)
     await quiesce(services)
     assert inbox_row(services, "grandchild-run").delivery_seq is not None
-    deleted, _ = await sweep_once(services)
+    deleted, _ = await services.sweepers.sweep_once()
     assert [e.key for e in deleted] == [plan.child_key]

@@ -8,16 +8,7 @@ import asyncio
 import pytest
 
 from clawline.channels import SubagentEnded
-from clawline.collab.bindings import (
-    DeliveryTarget,
-    delivery_target_for,
-    route_inbound,
-    run_thread_binding_sweeper,
-    sweep_thread_bindings,
-    unbind,
-    unbind_deleted_session,
-    unbind_session,
-)
+from clawline.collab.bindings import DeliveryTarget
 from clawline.runtime import Runtime
 from clawline.store.records import ThreadBinding
 from clawline.testing.channels import FakeChannel, threads_channel
@@ -77,29 +68,29 @@ async def test_route_inbound_goes_to_the_bound_session_and_counts_as_activity(
     services, clock, _ = await _setup(make_services)
     bound = await _bind(services, "room-1/thread-1", idle_ms=HOUR)
     clock.advance(10 * 60_000)
-    assert await route_inbound(services, "Forum", "acct", "room-1/thread-1") == CHILD
+    assert await services.thread_bindings.route_inbound("Forum", "acct", "room-1/thread-1") == CHILD
     assert bound.id is not None
     stored = services.store.bindings.get(bound.id)
     assert stored is not None
     assert stored.last_activity_at == clock.now_ms()
-    assert await route_inbound(services, "forum", "acct", "room-2") is None
-    assert await route_inbound(services, "forum", "other", "room-1/thread-1") is None
-    assert await route_inbound(services, "sms", "acct", "room-1/thread-1") is None
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room-2") is None
+    assert await services.thread_bindings.route_inbound("forum", "other", "room-1/thread-1") is None
+    assert await services.thread_bindings.route_inbound("sms", "acct", "room-1/thread-1") is None
 
 
 async def test_route_inbound_default_account(make_services: MakeServices) -> None:
     clock = FakeClock()
     services = await make_services({"channels": {"forum": {"defaultAccount": "bot"}}}, clock)
     await _bind(services, "room", account="bot")
-    assert await route_inbound(services, "forum", None, "room") == CHILD
-    assert await route_inbound(services, "forum", "", "room") == CHILD
+    assert await services.thread_bindings.route_inbound("forum", None, "room") == CHILD
+    assert await services.thread_bindings.route_inbound("forum", "", "room") == CHILD
 
 
 async def test_route_inbound_ends_an_expired_binding(make_services: MakeServices) -> None:
     services, clock, forum = await _setup(make_services)
     await _bind(services, "room", idle_ms=HOUR)
     clock.advance(HOUR)
-    assert await route_inbound(services, "forum", "acct", "room") is None
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") is None
     (ended,) = services.store.bindings.for_session(CHILD, active_only=False)
     assert (ended.active, ended.unbind_reason) == (False, "idle-expired")
     (event,) = forum.ended
@@ -117,16 +108,16 @@ async def test_idle_expiry_is_renewed_by_activity(make_services: MakeServices) -
     services, clock, forum = await _setup(make_services)
     await _bind(services, "room", idle_ms=HOUR)
     clock.advance(HOUR - 1)
-    assert await sweep_thread_bindings(services) == []
-    assert await route_inbound(services, "forum", "acct", "room") == CHILD
+    assert await services.thread_bindings.sweep() == []
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") == CHILD
     clock.advance(HOUR - 1)
-    assert await sweep_thread_bindings(services) == []
+    assert await services.thread_bindings.sweep() == []
     clock.advance(1)
-    (ended,) = await sweep_thread_bindings(services)
+    (ended,) = await services.thread_bindings.sweep()
     assert (ended.unbind_reason, ended.unbound_at) == ("idle-expired", clock.now_ms())
     assert [event.reason for event in forum.ended] == ["idle-expired"]
     assert forum.ended[0].bindings == (ended,)
-    assert await route_inbound(services, "forum", "acct", "room") is None
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") is None
 
 
 async def test_max_age_cannot_be_renewed(make_services: MakeServices) -> None:
@@ -134,11 +125,11 @@ async def test_max_age_cannot_be_renewed(make_services: MakeServices) -> None:
     await _bind(services, "room", idle_ms=HOUR, max_age_ms=2 * HOUR)
     for _ in range(3):
         clock.advance(HOUR // 2)
-        assert await route_inbound(services, "forum", "acct", "room") == CHILD
+        assert await services.thread_bindings.route_inbound("forum", "acct", "room") == CHILD
     clock.advance(HOUR // 2 - 1)
-    assert await sweep_thread_bindings(services) == []
+    assert await services.thread_bindings.sweep() == []
     clock.advance(1)
-    (ended,) = await sweep_thread_bindings(services)
+    (ended,) = await services.thread_bindings.sweep()
     assert ended.unbind_reason == "max-age-expired"
     assert [event.reason for event in forum.ended] == ["max-age-expired"]
 
@@ -147,8 +138,8 @@ async def test_no_limits_never_expire(make_services: MakeServices) -> None:
     services, clock, _ = await _setup(make_services)
     await _bind(services, "room")
     clock.advance(10_000 * HOUR)
-    assert await sweep_thread_bindings(services) == []
-    assert await route_inbound(services, "forum", "acct", "room") == CHILD
+    assert await services.thread_bindings.sweep() == []
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") == CHILD
 
 
 async def test_sweep_with_explicit_now_and_batches(make_services: MakeServices) -> None:
@@ -157,14 +148,14 @@ async def test_sweep_with_explicit_now_and_batches(make_services: MakeServices) 
         await _bind(services, f"room-{index}", f"{CHILD[:-1]}{index}", idle_ms=HOUR)
     await _bind(services, "acp-room", ACP_CHILD, max_age_ms=HOUR)
     later = clock.now_ms() + HOUR
-    first = await sweep_thread_bindings(services, later, batch=2)
+    first = await services.thread_bindings.sweep(later, batch=2)
     assert len(first) == 2
-    rest = await sweep_thread_bindings(services, later)
+    rest = await services.thread_bindings.sweep(later)
     assert len(rest) == 2
     reasons = {event.target_session_key: (event.target_kind, event.reason) for event in forum.ended}
     assert reasons[ACP_CHILD] == ("acp", "max-age-expired")
     assert len(reasons) == 4
-    assert await sweep_thread_bindings(services, later) == []
+    assert await services.thread_bindings.sweep(later) == []
 
 
 async def test_sweeper_loop_runs_until_stopped(make_services: MakeServices) -> None:
@@ -172,7 +163,7 @@ async def test_sweeper_loop_runs_until_stopped(make_services: MakeServices) -> N
     await _bind(services, "room", idle_ms=HOUR)
     clock.advance(HOUR)
     stop = asyncio.Event()
-    loop = asyncio.create_task(run_thread_binding_sweeper(services, stop, interval_ms=1))
+    loop = asyncio.create_task(services.thread_bindings.run_sweeper(stop, interval_ms=1))
     for _ in range(200):
         if forum.ended:
             break
@@ -188,20 +179,25 @@ async def test_sweeper_loop_runs_until_stopped(make_services: MakeServices) -> N
 async def test_unfocus_unbinds_the_conversation(make_services: MakeServices) -> None:
     services, clock, forum = await _setup(make_services)
     await _bind(services, "room")
-    ended = await unbind(services, channel="forum", account_id="acct", conversation_id="room")
+    ended = await services.thread_bindings.unbind(
+        channel="forum", account_id="acct", conversation_id="room"
+    )
     assert ended is not None
     assert (ended.unbind_reason, ended.unbound_at) == (
         "unfocus",
         clock.now_ms(),
     )
-    assert await route_inbound(services, "forum", "acct", "room") is None
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") is None
     assert (
-        await unbind(services, channel="forum", account_id="acct", conversation_id="room") is None
+        await services.thread_bindings.unbind(
+            channel="forum", account_id="acct", conversation_id="room"
+        )
+        is None
     )
     assert [(event.reason, event.account_id) for event in forum.ended] == [("unfocus", "acct")]
     # The conversation is free again.
     await _bind(services, "room", ACP_CHILD)
-    assert await route_inbound(services, "forum", "acct", "room") == ACP_CHILD
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room") == ACP_CHILD
 
 
 async def test_unbind_session_ends_all_its_bindings(make_services: MakeServices) -> None:
@@ -209,22 +205,29 @@ async def test_unbind_session_ends_all_its_bindings(make_services: MakeServices)
     await _bind(services, "room-1")
     await _bind(services, "room-2")
     await _bind(services, "room-3", ACP_CHILD)
-    ended = await unbind_session(services, CHILD, reason="killed", outcome="killed")
+    ended = await services.thread_bindings.unbind_session(CHILD, reason="killed", outcome="killed")
     assert sorted(binding.conversation_id for binding in ended) == ["room-1", "room-2"]
     (event,) = forum.ended
     assert (event.reason, event.outcome, len(event.bindings)) == ("killed", "killed", 2)
-    assert await route_inbound(services, "forum", "acct", "room-3") == ACP_CHILD
-    assert await unbind_session(services, CHILD, reason="killed") == []
+    assert await services.thread_bindings.route_inbound("forum", "acct", "room-3") == ACP_CHILD
+    assert await services.thread_bindings.unbind_session(CHILD, reason="killed") == []
     assert len(forum.ended) == 1
 
 
 async def test_unbind_deleted_session_hooks(make_services: MakeServices) -> None:
     services, _, forum = await _setup(make_services)
     await _bind(services, "room-1")
-    assert len(await unbind_deleted_session(services, CHILD, deleted=True, emit_hooks=False)) == 1
+    assert (
+        len(
+            await services.thread_bindings.unbind_deleted_session(
+                CHILD, deleted=True, emit_hooks=False
+            )
+        )
+        == 1
+    )
     assert forum.ended == []
     # Deleted without bindings: OpenClaw still fires subagent_ended.
-    assert await unbind_deleted_session(services, ACP_CHILD, deleted=True) == []
+    assert await services.thread_bindings.unbind_deleted_session(ACP_CHILD, deleted=True) == []
     assert forum.ended == [
         SubagentEnded(
             target_session_key=ACP_CHILD,
@@ -233,7 +236,10 @@ async def test_unbind_deleted_session_hooks(make_services: MakeServices) -> None
             outcome="deleted",
         )
     ]
-    assert await unbind_deleted_session(services, "agent:main:gone", deleted=False) == []
+    assert (
+        await services.thread_bindings.unbind_deleted_session("agent:main:gone", deleted=False)
+        == []
+    )
     assert len(forum.ended) == 1
 
 
@@ -245,10 +251,10 @@ async def test_delivery_prefers_the_bound_thread(make_services: MakeServices) ->
     await _bind(services, "room-1/thread-1")
     newest = await _bind(services, "web-conv", channel="webchat", account="default")
     origin = {"channel": "forum", "to": "room-1", "accountId": "acct"}
-    target = await delivery_target_for(services, CHILD, requester_origin=origin)
+    target = await services.thread_bindings.delivery_target_for(CHILD, requester_origin=origin)
     assert target is not None
     assert target.to_json() == {"channel": "forum", "to": "room-1/thread-1", "accountId": "acct"}
-    anywhere = await delivery_target_for(services, CHILD)
+    anywhere = await services.thread_bindings.delivery_target_for(CHILD)
     assert anywhere == DeliveryTarget("webchat", "web-conv", "default", binding_id=newest.id)
 
 
@@ -260,7 +266,7 @@ async def test_delivery_without_binding_uses_the_origin(make_services: MakeServi
         "accountId": "acct",
         "threadId": 7,
     }
-    target = await delivery_target_for(services, CHILD, requester_origin=origin)
+    target = await services.thread_bindings.delivery_target_for(CHILD, requester_origin=origin)
     assert target == DeliveryTarget("forum", "room-1", "acct", "7")
 
 
@@ -277,8 +283,8 @@ async def test_channel_only_origin_is_completed_from_the_requester(
         lastAccountId="acct",
         lastThreadId="t-1",
     )
-    target = await delivery_target_for(
-        services, CHILD, requester_origin={"channel": "forum"}, requester_session_key=REQUESTER
+    target = await services.thread_bindings.delivery_target_for(
+        CHILD, requester_origin={"channel": "forum"}, requester_session_key=REQUESTER
     )
     assert target is not None
     assert target.to_json() == {
@@ -287,8 +293,8 @@ async def test_channel_only_origin_is_completed_from_the_requester(
         "accountId": "acct",
         "threadId": "t-1",
     }
-    other = await delivery_target_for(
-        services, CHILD, requester_origin={"channel": "sms"}, requester_session_key=REQUESTER
+    other = await services.thread_bindings.delivery_target_for(
+        CHILD, requester_origin={"channel": "sms"}, requester_session_key=REQUESTER
     )
     assert other == DeliveryTarget("sms", None, None)
 
@@ -296,12 +302,17 @@ async def test_channel_only_origin_is_completed_from_the_requester(
 async def test_no_origin_uses_the_requester_context(make_services: MakeServices) -> None:
     services, _, _ = await _setup(make_services)
     await services.call(make_requester, services, REQUESTER)
-    target = await delivery_target_for(services, CHILD, requester_session_key=REQUESTER)
+    target = await services.thread_bindings.delivery_target_for(
+        CHILD, requester_session_key=REQUESTER
+    )
     assert target == DeliveryTarget("webchat", REQUESTER, "default")
-    assert await delivery_target_for(services, CHILD) is None
+    assert await services.thread_bindings.delivery_target_for(CHILD) is None
     cron = "agent:main:cron:nightly"
     await services.call(make_requester, services, cron)
-    assert await delivery_target_for(services, CHILD, requester_session_key=cron) is None
+    assert (
+        await services.thread_bindings.delivery_target_for(CHILD, requester_session_key=cron)
+        is None
+    )
 
 
 @pytest.mark.parametrize("reason", ["idle-expired", "max-age-expired"])

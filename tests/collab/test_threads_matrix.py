@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from clawline.collab.threads import SpawnThreadDecision, plan_spawn_thread
+from clawline.collab.threads import SpawnThreadDecision
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel
 from tests.collab.conftest import MakeServices
-from tests.collab.threads_support import CHILD, REQUESTER, channel_config, make_requester
+from tests.collab.threads_support import CHILD, REQUESTER, channel_config, make_requester, planner
 
 OPT_IN = {"spawnSubagentSessions": True, "spawnAcpSessions": True}
 NOT_READY = (
@@ -171,8 +171,7 @@ async def _setup(
 async def _decide(
     services: Runtime, runtime: str, thread: bool, mode: str | None
 ) -> SpawnThreadDecision:
-    return await plan_spawn_thread(
-        services,
+    return await planner(services).plan_spawn_thread(
         runtime=runtime,
         thread=thread,
         mode=mode,

@@ -16,18 +16,18 @@ from clawline.channels import (
     SpawningResult,
     SubagentSpawning,
 )
-from clawline.collab.threads import (
-    ThreadPlan,
-    ThreadRefusal,
-    bind_thread,
-    prepare_acp_thread,
-    prepare_subagent_thread,
-)
+from clawline.collab.threads import ThreadPlan, ThreadRefusal, bind_thread
 from clawline.errors import Conflict
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel
 from tests.collab.conftest import MakeServices
-from tests.collab.threads_support import CHILD, REQUESTER, channel_config, make_requester
+from tests.collab.threads_support import (
+    CHILD,
+    REQUESTER,
+    channel_config,
+    make_requester,
+    planner,
+)
 
 OPT_IN = {"spawnSubagentSessions": True, "spawnAcpSessions": True}
 FORUM_ROOM = {"deliveryContext": {"channel": "forum", "to": "room-1", "accountId": "acct"}}
@@ -48,8 +48,7 @@ async def _services(
 
 
 async def _subagent(services: Runtime, **options: Any) -> ThreadPlan | ThreadRefusal:
-    return await prepare_subagent_thread(
-        services,
+    return await planner(services).prepare_subagent_thread(
         requester_session_key=options.pop("requester", REQUESTER),
         child_session_key=CHILD,
         agent_id="main",
@@ -58,8 +57,7 @@ async def _subagent(services: Runtime, **options: Any) -> ThreadPlan | ThreadRef
 
 
 async def _acp(services: Runtime, requester: str | None = REQUESTER) -> ThreadPlan | ThreadRefusal:
-    return await prepare_acp_thread(
-        services,
+    return await planner(services).prepare_acp_thread(
         requester_session_key=requester,
         child_session_key="agent:codex:acp:1",
         agent_id="codex",

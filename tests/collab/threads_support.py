@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from clawline.collab.threads import ThreadPlanner
 from clawline.runtime import Runtime
 from clawline.types import JSON
 
-__all__ = ["CHILD", "REQUESTER", "channel_config", "make_requester"]
+__all__ = ["CHILD", "REQUESTER", "channel_config", "make_requester", "planner"]
 
 REQUESTER = "agent:main:main"
 CHILD = "agent:main:subagent:00000000-0000-4000-8000-000000000001"
@@ -17,6 +18,18 @@ def make_requester(services: Runtime, key: str = REQUESTER, **extra: JSON) -> st
     """Create the requester session with the given extra fields (``deliveryContext``, …)."""
     change = services.catalog.patch(key, dict(extra))
     return change.key
+
+
+def planner(services: Runtime) -> ThreadPlanner:
+    """A thread planner over the runtime's parts and its ``threadBindings`` settings (as the
+    spawn tool's)."""
+    return ThreadPlanner(
+        catalog=services.catalog,
+        store=services.store,
+        workers=services.workers,
+        channels=services.channels,
+        config=services.agents_config.thread_bindings,
+    )
 
 
 def channel_config(

@@ -153,7 +153,7 @@ def test_a_bad_status_is_refused_by_the_table(store: Store) -> None:
 
 
 def test_a_device_is_pending_until_its_code_is_approved(store: Store, clock: FakeClock) -> None:
-    registry = PairingRegistry(store, clock=clock)
+    registry = PairingRegistry(store=store, clock=clock)
     identity = DeviceIdentity.generate()
     first = registry.admit(claim(identity))
     assert first.scopes == frozenset()
@@ -173,7 +173,7 @@ def test_a_device_is_pending_until_its_code_is_approved(store: Store, clock: Fak
 def test_a_used_or_replaced_or_expired_code_changes_nothing(
     backend: Backend, store: Store, clock: FakeClock
 ) -> None:
-    registry = PairingRegistry(store, clock=clock)
+    registry = PairingRegistry(store=store, clock=clock)
     identity = DeviceIdentity.generate()
     old = registry.admit(claim(identity)).code
     new = registry.admit(claim(identity)).code
@@ -197,7 +197,7 @@ def test_a_used_or_replaced_or_expired_code_changes_nothing(
 def test_a_grant_can_only_narrow_the_request(
     backend: Backend, store: Store, clock: FakeClock
 ) -> None:
-    registry = PairingRegistry(store, clock=clock)
+    registry = PairingRegistry(store=store, clock=clock)
     identity = DeviceIdentity.generate()
     code = registry.admit(claim(identity, WRITE)).code
     assert code is not None
@@ -217,7 +217,7 @@ def test_a_grant_can_only_narrow_the_request(
 def test_revoked_devices_are_refused_and_cannot_be_paired_again(
     backend: Backend, store: Store, clock: FakeClock
 ) -> None:
-    registry = PairingRegistry(store, clock=clock)
+    registry = PairingRegistry(store=store, clock=clock)
     identity = DeviceIdentity.generate()
     registry.admit(claim(identity))
     revocation = registry.revoke(identity.device_id[:8].upper())
@@ -234,10 +234,10 @@ def test_revoked_devices_are_refused_and_cannot_be_paired_again(
 
 
 def test_one_code_is_approved_once_under_concurrency(backend: Backend, clock: FakeClock) -> None:
-    registry = PairingRegistry(backend.store, clock=clock)
+    registry = PairingRegistry(store=backend.store, clock=clock)
     code = registry.admit(claim(DeviceIdentity.generate())).code
     assert code is not None
-    others = [PairingRegistry(backend.open(), clock=clock) for _ in range(4)]
+    others = [PairingRegistry(store=backend.open(), clock=clock) for _ in range(4)]
     start = threading.Barrier(len(others))
 
     def approve(other: PairingRegistry) -> str:

@@ -81,7 +81,7 @@ async def strict(tmp_path: Path) -> AsyncIterator[RunningGateway]:
 def operator(strict: RunningGateway) -> Iterator[PairingRegistry]:
     """The operator's registry, on its own connection to the gateway's store."""
     store = SQLiteStore(Settings(state_dir=strict.runtime.settings.state_dir).sqlite_path)
-    yield PairingRegistry(store, clock=strict.runtime.clock)
+    yield PairingRegistry(store=store, clock=strict.runtime.clock)
     store.close()
 
 

@@ -36,7 +36,7 @@ CHANNEL: FakeChannel = threads_channel("featurechat")
 
 
 async def feature_echo(call: Call) -> JSON:
-    return {"echo": call.params["text"], "sessions": call.services.store.backend}
+    return {"echo": call.params["text"], "sessions": call.gateway.store.backend}
 
 
 class ShoutTool:

@@ -12,8 +12,7 @@ from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.channels.registry import ChannelRegistry
 from clawline.gateway.registry import MethodRegistry
-from clawline.plugins import HookContext, hookimpl
-from clawline.runtime import Runtime
+from clawline.plugins import HookContext, PluginHost, hookimpl
 
 LIFECYCLE_HOOKS = (
     "startup",
@@ -63,11 +62,11 @@ class RaisingSync:
         self._fail("register_providers")
 
     @hookimpl
-    def startup(self, services: Runtime) -> None:
+    def startup(self, host: PluginHost) -> None:
         self._fail("startup")
 
     @hookimpl
-    def shutdown(self, services: Runtime) -> None:
+    def shutdown(self, host: PluginHost) -> None:
         self._fail("shutdown")
 
     @hookimpl
@@ -122,11 +121,11 @@ class RaisingAsync:
         await self._fail("register_providers")
 
     @hookimpl
-    async def startup(self, services: Runtime) -> None:
+    async def startup(self, host: PluginHost) -> None:
         await self._fail("startup")
 
     @hookimpl
-    async def shutdown(self, services: Runtime) -> None:
+    async def shutdown(self, host: PluginHost) -> None:
         await self._fail("shutdown")
 
     @hookimpl
@@ -193,8 +192,8 @@ class Recorder:
         return [(event, ctx) for name, event, ctx in self.calls if name == hook]
 
     @hookimpl
-    def startup(self, services: Runtime) -> None:
-        self.calls.append(("startup", {}, HookContext(services)))
+    def startup(self, host: PluginHost) -> None:
+        self.calls.append(("startup", {}, HookContext(host)))
 
     @hookimpl
     async def session_start(self, event: dict[str, Any], ctx: HookContext) -> None:

@@ -72,7 +72,8 @@ def test_entry_points_can_be_switched_off(site: Path) -> None:
     _install(site, "plainly = ep_plain_plugin\n")
     raw = {"plugins": {"entry_points": False}}
     manager = PluginManager.from_settings(Settings(state_dir=site, raw=raw))
-    assert [p.name for p in manager.plugins()] == ["clawline"]
+    assert manager.plugins() == []  # the built-ins are the runtime's: nothing was found here
+    assert manager.failures == []
 
 
 async def test_an_entry_point_plugin_hears_of_runs_in_a_gateway(site: Path, tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ async def test_session_start_agent_end_and_session_end(tmp_path: Path) -> None:
     async with plugin_gateway(settings) as gw, connected(gw) as client:
         services = gw.runtime
         assert [name for name, _, _ in recorder.calls] == ["startup"]
+        [(_, _, startup_ctx)] = recorder.calls
+        assert startup_ctx.host is services.plugin_host
         await run_to_end(client, "main", "hello", "run-1")
         await wait_for(lambda: recorder.of("agent_end"))
         first_id = services.store.get(MAIN).session_id  # type: ignore[union-attr]
@@ -41,7 +43,7 @@ async def test_session_start_agent_end_and_session_end(tmp_path: Path) -> None:
         [(start, start_ctx)] = recorder.of("session_start")
         assert start == {"sessionKey": MAIN, "sessionId": first_id, "runId": "run-1"}
         assert _ctx(start_ctx) == ("recorder", MAIN, "run-1", "main", {"greeting": "hi"})
-        assert start_ctx.services is services
+        assert start_ctx.host is services.plugin_host
 
         [(end, end_ctx)] = recorder.of("agent_end")
         assert _ctx(end_ctx) == ("recorder", MAIN, "run-1", "main", {"greeting": "hi"})

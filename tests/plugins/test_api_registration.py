@@ -115,11 +115,15 @@ class TakesBuiltinNames:
         methods.add("health", self.health, scope=None)
 
 
-def test_builtins_keep_their_names(caplog: pytest.LogCaptureFixture) -> None:
-    manager = PluginManager.from_settings(Settings(state_dir=Path("/nonexistent")))
-    assert manager.add(TakesBuiltinNames(), "greedy")
-    methods = MethodRegistry()
-    manager.register_gateway_methods(methods)
+def test_builtins_keep_their_names(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
+    try:
+        manager = runtime.plugins
+        assert manager.add(TakesBuiltinNames(), "greedy")
+        methods = MethodRegistry()
+        manager.register_gateway_methods(methods)
+    finally:
+        runtime.close()
     assert methods.get("health").handler.__module__ == "clawline.gateway.methods.system"
     assert methods.get("greedy.ping").scope == READ
     assert any(
@@ -173,16 +177,34 @@ def test_bad_plugin_config_is_refused(plugins: object, message: str) -> None:
         PluginManager.from_settings(Settings(state_dir=Path("/x"), raw={"plugins": plugins}))
 
 
-def test_disabled_plugins_are_not_loaded_but_builtins_always_are() -> None:
+def test_the_listed_builtins_are_the_ones_the_runtime_adds(tmp_path: Path) -> None:
+    runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
+    try:
+        added = [p for p in runtime.plugins.plugins() if p.source == "builtin"]
+    finally:
+        runtime.close()
+    assert added == PluginManager.builtin_plugins()
+    assert [p.name for p in added] == [
+        "clawline.gateway",
+        "clawline.channels",
+        "clawline.providers",
+        "clawline.collab",
+        "clawline.files",
+    ]
+
+
+def test_disabled_plugins_are_not_loaded_but_builtins_always_are(tmp_path: Path) -> None:
+    builtins = [p.name for p in PluginManager.builtin_plugins()]
     raw = {
         "plugins": {
             "enabled": [f"{SAMPLES}:recorder", FEATURE],
-            "disabled": ["recorder", "clawline.plugins.builtins", "clawline"],
+            "disabled": ["recorder", *builtins],
             "entry_points": False,
         }
     }
-    manager = PluginManager.from_settings(Settings(state_dir=Path("/x"), raw=raw))
-    assert [(p.name, p.source) for p in manager.plugins()] == [
-        ("clawline", "builtin"),
-        ("feature", "config"),
-    ]
+    runtime = Runtime.open(Settings(state_dir=tmp_path / "state", raw=raw))
+    try:
+        loaded = [(p.name, p.source) for p in runtime.plugins.plugins()]
+    finally:
+        runtime.close()
+    assert loaded == [*((name, "builtin") for name in builtins), ("feature", "config")]

@@ -1,6 +1,6 @@
-"""The extension API (``read_extension``, ``update_extension``, ``find_sessions``) on both
-backends: one transaction per update, nothing written when ``update`` refuses, and a lookup
-that is an index search."""
+"""The extension API (``read_extension``, ``update_extension``, ``find_sessions``, as the plugin
+host offers them) on both backends: one transaction per update, nothing written when ``update``
+refuses, and a lookup that is an index search."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from psycopg import sql
 
 from clawline.config import Settings
 from clawline.errors import Conflict, InvalidField, SessionNotFound
-from clawline.plugins import find_sessions, read_extension, update_extension
 from clawline.runtime import Runtime
 from clawline.store._extensions_sql import LOOKUP
 from clawline.types import JSON
@@ -45,26 +44,30 @@ def _set(thread: str) -> Any:
 
 def _snapshot(services: Runtime) -> tuple[object, list[str]]:
     entry = services.store.get(KEY)
-    return entry, find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main")
+    return entry, services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-main")
 
 
 def test_update_creates_reads_and_finds(services: Runtime) -> None:
-    value = update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
+    value = services.plugin_host.update_extension(
+        KEY, PLUGIN, SPACE, _set("thread-main"), create=True
+    )
     assert value == {"schemaVersion": 1, "appThreadKey": "thread-main", "previous": None}
-    assert read_extension(services, KEY, PLUGIN, SPACE) == value
-    assert read_extension(services, KEY, PLUGIN, "other") is None
-    assert read_extension(services, "agent:main:nobody", PLUGIN, SPACE) is None
-    assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main") == [KEY]
-    again = update_extension(services, KEY, PLUGIN, SPACE, _set("thread-2"))
+    assert services.plugin_host.read_extension(KEY, PLUGIN, SPACE) == value
+    assert services.plugin_host.read_extension(KEY, PLUGIN, "other") is None
+    assert services.plugin_host.read_extension("agent:main:nobody", PLUGIN, SPACE) is None
+    assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-main") == [KEY]
+    again = services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-2"))
     assert again is not None
     assert again["previous"] == value  # type: ignore[index, call-overload]
-    assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main") == []
-    assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-2") == [KEY]
+    assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-main") == []
+    assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-2") == [KEY]
 
 
 def test_the_value_handed_out_is_a_copy(services: Runtime) -> None:
-    update_extension(services, KEY, PLUGIN, SPACE, lambda _: {"dirs": ["a"]}, create=True)
-    read = read_extension(services, KEY, PLUGIN, SPACE)
+    services.plugin_host.update_extension(
+        KEY, PLUGIN, SPACE, lambda _: {"dirs": ["a"]}, create=True
+    )
+    read = services.plugin_host.read_extension(KEY, PLUGIN, SPACE)
     assert isinstance(read, dict)
     read["dirs"].append("mutated")
 
@@ -74,8 +77,8 @@ def test_the_value_handed_out_is_a_copy(services: Runtime) -> None:
         raise Conflict("no")
 
     with pytest.raises(Conflict):
-        update_extension(services, KEY, PLUGIN, SPACE, mutate_and_refuse)
-    assert read_extension(services, KEY, PLUGIN, SPACE) == {"dirs": ["a"]}
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, mutate_and_refuse)
+    assert services.plugin_host.read_extension(KEY, PLUGIN, SPACE) == {"dirs": ["a"]}
 
 
 def _not_json(current: JSON | None) -> Any:
@@ -83,43 +86,46 @@ def _not_json(current: JSON | None) -> Any:
 
 
 def test_a_refusing_update_writes_nothing(services: Runtime) -> None:
-    update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
+    services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
     before = _snapshot(services)
 
     def refuse(current: JSON | None) -> JSON | None:
         raise Conflict("conflict: xworkmate session mapping already points to a different session")
 
     with pytest.raises(Conflict, match="already points"):
-        update_extension(services, KEY, PLUGIN, SPACE, refuse)
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, refuse)
     with pytest.raises(InvalidField, match=f"pluginExtensions.{PLUGIN}.{SPACE}"):
-        update_extension(services, KEY, PLUGIN, SPACE, _not_json)
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _not_json)
     assert _snapshot(services) == before
 
 
 def test_missing_sessions_are_created_only_when_asked(services: Runtime) -> None:
     with pytest.raises(SessionNotFound, match=f"session not found: {KEY}"):
-        update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"))
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-main"))
     assert services.store.get(KEY) is None
-    assert update_extension(services, KEY, PLUGIN, SPACE, lambda _: None, create=True) is None
+    assert (
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, lambda _: None, create=True)
+        is None
+    )
     assert services.store.get(KEY) is None
-    update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
+    services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
     assert services.store.get(KEY) is not None
 
 
 def test_none_deletes_the_namespace_and_its_index_rows(services: Runtime) -> None:
-    update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
-    update_extension(services, KEY, PLUGIN, "keep", lambda _: {"appThreadKey": "kept"})
+    services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
+    services.plugin_host.update_extension(KEY, PLUGIN, "keep", lambda _: {"appThreadKey": "kept"})
     entry = services.store.get(KEY)
     assert entry is not None
-    assert update_extension(services, KEY, PLUGIN, SPACE, lambda _: None) is None
+    assert services.plugin_host.update_extension(KEY, PLUGIN, SPACE, lambda _: None) is None
     after = services.store.get(KEY)
     assert after is not None
     assert after.plugin_extensions == {PLUGIN: {"keep": {"appThreadKey": "kept"}}}
     assert after.updated_at == entry.updated_at  # extension writes are not activity
-    assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main") == []
-    assert find_sessions(services, PLUGIN, "keep", "appThreadKey", "kept") == [KEY]
+    assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-main") == []
+    assert services.plugin_host.find_sessions(PLUGIN, "keep", "appThreadKey", "kept") == [KEY]
     services.catalog.delete(KEY)
-    assert find_sessions(services, PLUGIN, "keep", "appThreadKey", "kept") == []
+    assert services.plugin_host.find_sessions(PLUGIN, "keep", "appThreadKey", "kept") == []
 
 
 @pytest.mark.parametrize(
@@ -135,14 +141,14 @@ def test_bad_lookups_are_refused(
     services: Runtime, plugin: str, namespace: str, field: str, value: Any, message: str
 ) -> None:
     with pytest.raises(InvalidField, match=message):
-        find_sessions(services, plugin, namespace, field, value)
+        services.plugin_host.find_sessions(plugin, namespace, field, value)
 
 
 def test_bad_names_are_refused_before_anything_is_read(services: Runtime) -> None:
     with pytest.raises(InvalidField, match="invalid plugin id"):
-        update_extension(services, KEY, "", SPACE, _set("x"), create=True)
+        services.plugin_host.update_extension(KEY, "", SPACE, _set("x"), create=True)
     with pytest.raises(InvalidField, match="invalid namespace"):
-        read_extension(services, KEY, PLUGIN, "\x00")
+        services.plugin_host.read_extension(KEY, PLUGIN, "\x00")
     assert services.store.get(KEY) is None
 
 
@@ -150,8 +156,8 @@ def test_sqlite_lookup_is_an_index_search(tmp_path: Path) -> None:
     services = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
         for n in range(300):
-            update_extension(
-                services, f"agent:main:s{n}", PLUGIN, SPACE, _set(f"t{n}"), create=True
+            services.plugin_host.update_extension(
+                f"agent:main:s{n}", PLUGIN, SPACE, _set(f"t{n}"), create=True
             )
         path = services.settings.sqlite_path
         db = sqlite3.connect(path)
@@ -166,7 +172,9 @@ def test_sqlite_lookup_is_an_index_search(tmp_path: Path) -> None:
         assert "SEARCH session_extension_index USING INDEX session_extensions_by_value" in details
         assert "(plugin_id=? AND namespace=? AND field=? AND value=?)" in details
         assert "SCAN" not in details
-        assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "t7") == ["agent:main:s7"]
+        assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "t7") == [
+            "agent:main:s7"
+        ]
     finally:
         services.close()
 
@@ -178,7 +186,7 @@ def test_postgres_lookup_is_an_index_search(tmp_path: Path, pg_url: str, pg_sche
         Settings(state_dir=tmp_path / "state", store_url=f"{pg_url}?schema={schema}")
     )
     try:
-        update_extension(services, KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
+        services.plugin_host.update_extension(KEY, PLUGIN, SPACE, _set("thread-main"), create=True)
         with psycopg.connect(pg_url, autocommit=True) as db:
             db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
             db.execute(
@@ -195,6 +203,8 @@ def test_postgres_lookup_is_an_index_search(tmp_path: Path, pg_url: str, pg_sche
         text = "\n".join(row[0] for row in plan)
         assert "session_extensions_by_value" in text
         assert "Seq Scan" not in text
-        assert find_sessions(services, PLUGIN, SPACE, "appThreadKey", "thread-main") == [KEY]
+        assert services.plugin_host.find_sessions(PLUGIN, SPACE, "appThreadKey", "thread-main") == [
+            KEY
+        ]
     finally:
         services.close()

@@ -44,7 +44,7 @@ async def test_hook_failures_are_logged_by_whose_fault_they_are(
     services = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
         manager = PluginManager()
-        manager.services = services
+        manager.bind(services.plugin_host)
         assert manager.add(Raises(error), "raises")
         await manager.session_start({"sessionKey": "agent:main:main"}, manager.context())
     finally:

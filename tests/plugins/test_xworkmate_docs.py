@@ -53,6 +53,7 @@ MESSAGES = [
     "action must be list or read",
     "sessionKey required",
     "xworkmate session_start preparation failed: ",
+    "the xworkmate plugin has not started",
 ]
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from clawline.agents.tools.base import ToolContext
-from clawline.plugins.extensions import read_extension
 from clawline.plugins.xworkmate.constants import PLUGIN_ID, TASK_RUNS_NAMESPACE, TOOL_NAME
 from clawline.plugins.xworkmate.native import native_task_id
 from clawline.plugins.xworkmate.plugin import last_assistant_text
@@ -35,7 +34,7 @@ async def ended_run(xw: XwGateway, run_id: str, session_key: str = SESSION) -> d
     """The recorded run once ``agent_end`` wrote its end."""
     services = xw.gw.runtime
     for _ in range(200):
-        run = await services.call(read_run, services, session_key, run_id)
+        run = await services.call(read_run, session_key, run_id, host=services.plugin_host)
         if run is not None and run["status"] != "running":
             return run
         await asyncio.sleep(0.02)
@@ -82,7 +81,7 @@ async def test_runs_of_unmapped_sessions_are_left_alone(tmp_path: Path) -> None:
         await asyncio.sleep(0.1)  # agent_end runs after the end is written
         services = xw.gw.runtime
         stored = await services.call(
-            read_extension, services, "agent:main:main", PLUGIN_ID, TASK_RUNS_NAMESPACE
+            services.plugin_host.read_extension, "agent:main:main", PLUGIN_ID, TASK_RUNS_NAMESPACE
         )
         assert stored is None
         assert (
@@ -99,7 +98,7 @@ async def test_session_start_prepares_the_scope_of_the_actual_run(tmp_path: Path
         assert xw.scope_dir("chat-run-7").is_dir()
         services = xw.gw.runtime
         mapping = await services.call(
-            read_extension, services, SESSION, PLUGIN_ID, "xworkmate.sessionMapping"
+            services.plugin_host.read_extension, SESSION, PLUGIN_ID, "xworkmate.sessionMapping"
         )
         assert isinstance(mapping, dict)
         assert mapping["source"] == "bridge_prepare"
@@ -133,7 +132,7 @@ def test_the_output_is_the_last_assistant_text() -> None:
 
 def tool_context(xw: XwGateway, **overrides: Any) -> ToolContext:
     values: dict[str, Any] = {
-        "services": xw.gw.runtime,
+        "host": xw.gw.runtime.tool_host,
         "session_key": SESSION,
         "agent_id": "main",
         "run_id": "turn-1",
@@ -187,7 +186,8 @@ async def test_the_tool_lists_and_reads_the_current_run(tmp_path: Path) -> None:
 
 async def test_tool_refusals(tmp_path: Path) -> None:
     async with xworkmate_gateway(tmp_path) as xw:
-        tool = ArtifactsTool()
+        tool = xw.gw.runtime.runs.tools.get(TOOL_NAME)
+        assert isinstance(tool, ArtifactsTool)
         cases = [
             (tool_context(xw), {"action": "delete"}, "action must be list or read"),
             (tool_context(xw), {}, "action must be list or read"),

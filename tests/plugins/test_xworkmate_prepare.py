@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from clawline.plugins.extensions import read_extension
 from clawline.plugins.xworkmate.constants import (
     MAPPING_NAMESPACE,
     METHOD_NAMES,
@@ -71,7 +70,7 @@ async def test_prepare_maps_the_thread_and_prepares_the_run(tmp_path: Path) -> N
         assert mapping["schemaVersion"] == 1
         services = xw.gw.runtime
         stored = await services.call(
-            read_extension, services, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
+            services.plugin_host.read_extension, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
         )
         assert stored == mapping
         task = await services.call(services.tasks.get, native_task_id(SESSION, "turn-1"))
@@ -177,7 +176,7 @@ async def test_a_conflicting_mapping_is_refused_with_conflict(tmp_path: Path) ->
         assert await services.call(services.tasks.get, native_task_id(SESSION, "turn-3")) is None
         assert not xw.scope_dir("turn-3").exists()
         stored = await services.call(
-            read_extension, services, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
+            services.plugin_host.read_extension, SESSION, PLUGIN_ID, MAPPING_NAMESPACE
         )
         assert isinstance(stored, dict)
         assert stored["appThreadKey"] == APP_KEY

@@ -9,7 +9,7 @@ import pytest
 
 from clawline.config import Settings
 from clawline.errors import SessionNotFound
-from clawline.plugins.extensions import read_extension
+from clawline.plugins.host import PluginHost
 from clawline.plugins.xworkmate.constants import MAPPING_NAMESPACE, PLUGIN_ID, TASK_RUNS_NAMESPACE
 from clawline.plugins.xworkmate.envelope import XWorkmateConflict
 from clawline.plugins.xworkmate.mapping import (
@@ -44,14 +44,19 @@ def services(tmp_path: Path, clock: FakeClock) -> Iterator[Runtime]:
     opened.close()
 
 
-def test_iso_time_as_javascript_writes_it(services: Runtime, clock: FakeClock) -> None:
+@pytest.fixture
+def host(services: Runtime) -> PluginHost:
+    return services.plugin_host
+
+
+def test_iso_time_as_javascript_writes_it(clock: FakeClock) -> None:
     clock.set(1_780_636_411_666)
-    assert iso_now(services) == "2026-06-05T05:13:31.666Z"
+    assert iso_now(clock) == "2026-06-05T05:13:31.666Z"
 
 
-def test_a_run_from_prepare_to_its_end(services: Runtime, clock: FakeClock) -> None:
-    record_run_started(services, KEY, "turn-1")
-    started = read_run(services, KEY, "turn-1")
+def test_a_run_from_prepare_to_its_end(host: PluginHost, clock: FakeClock) -> None:
+    record_run_started(KEY, "turn-1", host=host)
+    started = read_run(KEY, "turn-1", host=host)
     assert started == {
         "schemaVersion": 1,
         "runId": "turn-1",
@@ -61,8 +66,8 @@ def test_a_run_from_prepare_to_its_end(services: Runtime, clock: FakeClock) -> N
         "updatedAt": "2026-05-28T20:26:40.000Z",
     }
     clock.advance(1500)
-    record_run_ended(services, KEY, "turn-1", success=True, output="done", error=None)
-    assert read_run(services, KEY, "turn-1") == {
+    record_run_ended(KEY, "turn-1", host=host, success=True, output="done", error=None)
+    assert read_run(KEY, "turn-1", host=host) == {
         "schemaVersion": 1,
         "runId": "turn-1",
         "status": "completed",
@@ -72,18 +77,18 @@ def test_a_run_from_prepare_to_its_end(services: Runtime, clock: FakeClock) -> N
         "completedAt": "2026-05-28T20:26:41.500Z",
         "output": "done",
     }
-    stored = read_extension(services, KEY, PLUGIN_ID, TASK_RUNS_NAMESPACE)
+    stored = host.read_extension(KEY, PLUGIN_ID, TASK_RUNS_NAMESPACE)
     assert isinstance(stored, dict)
     assert stored["schemaVersion"] == 1
     assert list(stored["runs"]) == ["turn-1"]
 
 
-def test_a_failed_run_keeps_a_redacted_truncated_error(services: Runtime) -> None:
-    record_run_started(services, KEY, "turn-1")
+def test_a_failed_run_keeps_a_redacted_truncated_error(host: PluginHost) -> None:
+    record_run_started(KEY, "turn-1", host=host)
     error = "provider said: key sk-proj-abcdef1234567890 rejected; " + "e" * 3000
     output = "o" * (16 * 1024 + 10)
-    record_run_ended(services, KEY, "turn-1", success=False, output=output, error=error)
-    run = read_run(services, KEY, "turn-1")
+    record_run_ended(KEY, "turn-1", host=host, success=False, output=output, error=error)
+    run = read_run(KEY, "turn-1", host=host)
     assert run is not None
     assert run["status"] == "failed"
     assert run["success"] is False
@@ -110,31 +115,31 @@ def test_redaction(text: str, redacted: str) -> None:
     assert redact(text) == redacted
 
 
-def test_at_most_32_runs_are_kept_the_latest_updated(services: Runtime, clock: FakeClock) -> None:
+def test_at_most_32_runs_are_kept_the_latest_updated(host: PluginHost, clock: FakeClock) -> None:
     for n in range(40):
         clock.advance(1000)
-        record_run_started(services, KEY, f"run-{n}")
+        record_run_started(KEY, f"run-{n}", host=host)
     clock.advance(1000)
-    record_run_ended(services, KEY, "run-8", success=True, output="late", error=None)
-    stored = read_extension(services, KEY, PLUGIN_ID, TASK_RUNS_NAMESPACE)
+    record_run_ended(KEY, "run-8", host=host, success=True, output="late", error=None)
+    stored = host.read_extension(KEY, PLUGIN_ID, TASK_RUNS_NAMESPACE)
     assert isinstance(stored, dict)
     kept = set(stored["runs"])
     assert len(kept) == MAX_RECORDED_RUNS
     assert kept == {f"run-{n}" for n in range(9, 40)} | {"run-8"}
-    latest = latest_run(services, KEY)
+    latest = latest_run(KEY, host=host)
     assert latest is not None
     assert latest["runId"] == "run-8"
 
 
-def test_an_end_without_a_session_writes_nothing(services: Runtime) -> None:
+def test_an_end_without_a_session_writes_nothing(host: PluginHost, services: Runtime) -> None:
     with pytest.raises(SessionNotFound, match="session not found"):
-        record_run_ended(services, KEY, "turn-1", success=True, output="x", error=None)
+        record_run_ended(KEY, "turn-1", host=host, success=True, output="x", error=None)
     assert services.catalog.get(KEY) is None
 
 
-def test_the_mapping_fails_closed(services: Runtime, clock: FakeClock) -> None:
+def test_the_mapping_fails_closed(host: PluginHost, services: Runtime, clock: FakeClock) -> None:
     first = upsert_mapping(
-        services,
+        host=host,
         app_thread_key="thread-main",
         openclaw_session_key=KEY,
         expected_artifact_dirs=["reports/"],
@@ -145,7 +150,7 @@ def test_the_mapping_fails_closed(services: Runtime, clock: FakeClock) -> None:
     assert services.catalog.get(KEY) is not None  # created with the mapping
     clock.advance(5000)
     again = upsert_mapping(
-        services,
+        host=host,
         app_thread_key="thread-main",
         openclaw_session_key=KEY,
         expected_artifact_dirs=["dist/"],
@@ -158,7 +163,7 @@ def test_the_mapping_fails_closed(services: Runtime, clock: FakeClock) -> None:
     for app_key, session_key in (("thread-other", KEY), ("thread-main", "agent:main:Thread-Main")):
         with pytest.raises(XWorkmateConflict) as caught:
             upsert_mapping(
-                services,
+                host=host,
                 app_thread_key=app_key,
                 openclaw_session_key=session_key,
                 expected_artifact_dirs=[],
@@ -167,14 +172,14 @@ def test_the_mapping_fails_closed(services: Runtime, clock: FakeClock) -> None:
         assert str(caught.value) == (
             "conflict: xworkmate session mapping already points to a different session"
         )
-    assert read_mapping(services, KEY) == again
-    assert read_extension(services, KEY, PLUGIN_ID, MAPPING_NAMESPACE) == again.to_json()
+    assert read_mapping(KEY, host=host) == again
+    assert host.read_extension(KEY, PLUGIN_ID, MAPPING_NAMESPACE) == again.to_json()
 
 
-def test_lookup_by_app_thread_is_indexed(services: Runtime, clock: FakeClock) -> None:
+def test_lookup_by_app_thread_is_indexed(host: PluginHost, clock: FakeClock) -> None:
     for key, app_key in ((KEY, "thread-main"), ("agent:main:other", "thread-other")):
         upsert_mapping(
-            services,
+            host=host,
             app_thread_key=app_key,
             openclaw_session_key=key,
             expected_artifact_dirs=[],
@@ -182,16 +187,16 @@ def test_lookup_by_app_thread_is_indexed(services: Runtime, clock: FakeClock) ->
         )
     clock.advance(10)
     upsert_mapping(
-        services,
+        host=host,
         app_thread_key="thread-main",
         openclaw_session_key="agent:main:newer",
         expected_artifact_dirs=[],
         source="bridge_prepare",
     )
-    found = find_mapping(services, "thread-main")
+    found = find_mapping("thread-main", host=host)
     assert found is not None
     assert found.openclaw_session_key == "agent:main:newer"
-    assert find_mapping(services, "nobody") is None
-    other = find_mapping(services, "thread-other")
+    assert find_mapping("nobody", host=host) is None
+    other = find_mapping("thread-other", host=host)
     assert other is not None
     assert other.openclaw_session_key == "agent:main:other"

@@ -154,7 +154,12 @@ async def test_row_2_the_recorded_run(tmp_path: Path) -> None:
         services = xw.gw.runtime
         await services.call(
             lambda: record_run_ended(
-                services, SESSION, "turn-1", success=True, output="All done.", error=None
+                SESSION,
+                "turn-1",
+                host=services.plugin_host,
+                success=True,
+                output="All done.",
+                error=None,
             )
         )
         done = await xw.ok(GET, {"appThreadKey": APP_KEY, "taskId": "turn-1"})
@@ -167,7 +172,12 @@ async def test_row_2_the_recorded_run(tmp_path: Path) -> None:
         assert done["task"]["startedAt"] == running["task"]["startedAt"]
         await services.call(
             lambda: record_run_ended(
-                services, SESSION, "turn-1", success=False, output=None, error="nvapi-XYZ123 bad"
+                SESSION,
+                "turn-1",
+                host=services.plugin_host,
+                success=False,
+                output=None,
+                error="nvapi-XYZ123 bad",
             )
         )
         failed = await xw.ok(GET, {"appThreadKey": APP_KEY, "runId": "turn-1"})

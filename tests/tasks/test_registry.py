@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from clawline.errors import InvalidCursor, InvalidField, InvalidSessionKey
+from clawline.events import DomainEvent, DomainEvents, TaskChanged
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore
 from clawline.tasks.model import InvalidTaskTransition, TaskNotFound, TaskRecord
@@ -444,3 +445,39 @@ def test_summary(registry: TaskRegistry) -> None:
         },
         "byRuntime": {"subagent": 1, "acp": 5, "cli": 1, "cron": 0},
     }
+
+
+def test_every_committed_change_is_published_as_task_changed(
+    store: SQLiteStore, clock: FakeClock
+) -> None:
+    events = DomainEvents()
+    heard: list[DomainEvent] = []
+    events.subscribe(heard.append)
+    registry = TaskRegistry(store, clock=clock, events=events)
+    task = spawn(registry)
+    registry.start(task.task_id)  # already running: nothing written, nothing told
+    registry.progress(task.task_id, "halfway")
+    registry.set_delivery(task.task_id, "delivered")
+    registry.finish(task.task_id, "succeeded", summary="done")
+    registry.finish(task.task_id, "failed")  # terminal: ignored, nothing told
+    told = [event.task for event in heard if isinstance(event, TaskChanged)]
+    assert len(told) == len(heard) == 4
+    assert [(t.status, t.progress_summary, t.delivery_status) for t in told] == [
+        ("running", None, task.delivery_status),
+        ("running", "halfway", task.delivery_status),
+        ("running", "halfway", "delivered"),
+        ("succeeded", "halfway", "delivered"),
+    ]
+    assert told[-1] == registry.require(task.task_id)
+    second = spawn(registry, 2)
+    heard.clear()
+
+    def cancel_then_roll_back() -> None:
+        with store.transaction() as tx:
+            registry.cancel(second.task_id, tx=tx)
+            raise RuntimeError("rolled back")
+
+    with pytest.raises(RuntimeError, match="rolled back"):
+        cancel_then_roll_back()
+    assert heard == []
+    assert registry.require(second.task_id).status == "running"

@@ -5,12 +5,13 @@ gateway)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clawline.testing.gateway import RunningGateway
-from clawline.web.family import family_service
+from clawline.web.family import bridge_target, family_service
 from tests.gateway.wire import WireClient
 from tests.web.conftest import TOKEN
 
@@ -110,3 +111,16 @@ async def test_the_bridge_stops_with_the_gateway(
     after = await family(client, {"sessionKey": ROOT})
     assert after["success"] is False
     assert after["error"] == "the gateway is stopping"
+
+
+def test_the_bridge_is_started_from_explicit_parts(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="not serving yet"):
+        bridge_target(url=None, state_dir=tmp_path, token=None)
+    target = bridge_target(url="ws://0.0.0.0:4100", state_dir=tmp_path, token="s3cret-token")
+    assert target.url == "ws://127.0.0.1:4100"  # a gateway bound everywhere, reached on loopback
+    command = target.command()
+    assert command[-2:] == ["--url", "ws://127.0.0.1:4100"]
+    assert command[command.index("--state-dir") + 1] == str(tmp_path)
+    assert "s3cret-token" not in " ".join(command)  # the token travels in the environment
+    assert target.environment() == {"CLAWLINE_GATEWAY_TOKEN": "s3cret-token"}
+    assert bridge_target(url="ws://h:1", state_dir=tmp_path, token=None).environment() == {}

@@ -1,4 +1,4 @@
-"""The acp spawn runtime (``services.acp``): external ACP agents serving child sessions.
+"""The acp spawn runtime (``runtime.acp``): external ACP agents serving child sessions.
 
 An ACP child (``agent:<acpAgentId>:acp:<uuid>``, made by ``sessions_spawn runtime="acp"``, see
 :mod:`clawline.collab.spawn_acp`) is an ordinary clawline session whose runs are served by
@@ -27,6 +27,14 @@ awaits them all, so no process outlives the gateway.
 Run ends (:meth:`watch`): the spawn run of a tracked child ends its sub-agent run record through
 the subagent registry (record, task, inbox row for the requester — the durable announce), a
 ``streamTo: "parent"`` child's run only its task (and its relay's last message).
+
+The runtime (:mod:`clawline.runtime`) builds :class:`AcpRuntime` with its parts and wires it::
+
+    runs.on_run_end(acp.run_ended)
+    runs.on_shutdown(acp.shutdown)
+    events.subscribe(acp.session_event)
+
+Nothing here loads the ACP SDK until the first agent process starts (:meth:`AcpRuntime.open`).
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawline.acp.runtime_relay import ParentRelay
+from clawline.acp.runtime_relay import ParentRelay, stream_log_path
 from clawline.acp.runtime_route import acp_meta
 from clawline.acp.runtime_updates import TurnOutput
 from clawline.agents.run import Run, RunOutcome
@@ -53,7 +61,13 @@ if TYPE_CHECKING:
     from acp.connection import StreamEvent, StreamObserver
 
     from clawline.acp.runtime_process import AgentProcess
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.clock import Clock
+    from clawline.collab.subagents import SubagentRegistry
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = [
     "CANCEL_WAIT_S",
@@ -100,29 +114,66 @@ class WatchedRun:
 
 
 class AcpRuntime:
-    def __init__(self, services: Runtime) -> None:
-        self._services = services
+    """The ACP children's agent processes and run ends (see the module docstring).
+
+    ``config`` is ``[acp]``; ``runs`` the run manager (no agent starts once it is closed; the
+    relays inject their messages through it); ``subagents`` ends the run records of tracked
+    children; ``store`` and ``tasks`` end the tasks of the others; ``catalog`` and ``workers``
+    read a child's entry; ``clock`` and ``state_dir`` serve the relays, their stream logs and
+    the agents' stderr logs.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: AcpConfig,
+        runs: RunManager,
+        subagents: SubagentRegistry,
+        catalog: SessionCatalog,
+        tasks: TaskRegistry,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        state_dir: Path,
+    ) -> None:
+        self.config = config
+        self._runs = runs
+        self._subagents = subagents
+        self._catalog = catalog
+        self._tasks = tasks
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._state_dir = state_dir
         self._children: dict[str, AcpChild] = {}
         self._watched: dict[str, WatchedRun] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.observers: list[WireObserver] = []
         self.startup_timeout_s = STARTUP_TIMEOUT_S
         self.cancel_wait_s = CANCEL_WAIT_S
-        self.runner = AcpRunner(self)
-        services.runs.on_run_end(self._run_ended)
-        services.runs.on_shutdown(self.shutdown)
-        services.events.subscribe(self._on_event)
-
-    @property
-    def config(self) -> AcpConfig:
-        return self._services.runs.config.acp
+        self.runner = AcpRunner(acp=self)
 
     def child(self, session_key: str) -> AcpChild | None:
         """The live (or closing) process of a child, if any."""
         return self._children.get(session_key)
 
     def stderr_path(self, session_id: str) -> Path:
-        return self._services.settings.state_dir / "acp" / "logs" / f"{session_id}.stderr.log"
+        return self._state_dir / "acp" / "logs" / f"{session_id}.stderr.log"
+
+    def relay(
+        self, *, parent_key: str, child_key: str, run_id: str, agent_id: str, child_session_id: str
+    ) -> ParentRelay:
+        """The ``streamTo: "parent"`` relay of a child's spawn run (not started), logging to
+        its stream log under the state directory."""
+        return ParentRelay(
+            runs=self._runs,
+            clock=self._clock,
+            parent_key=parent_key,
+            child_key=child_key,
+            run_id=run_id,
+            agent_id=agent_id,
+            log_path=stream_log_path(self._state_dir, child_session_id),
+        )
 
     # --- processes -------------------------------------------------------------------------
 
@@ -138,7 +189,7 @@ class AcpRuntime:
     ) -> AcpChild:
         """Start the agent for a child and open (or load) its ACP session; raises
         :class:`AcpAgentError` with the reason."""
-        if self._services.runs.closed:
+        if self._runs.closed:
             raise AcpAgentError("the gateway is shutting down; no ACP agent is started")
         # The ACP SDK (and pydantic) load with the first agent process, not at gateway start.
         from clawline.acp.runtime_client import RuntimeClient
@@ -177,8 +228,7 @@ class AcpRuntime:
             return child
         if child is not None:
             self._close(child)
-        services = self._services
-        entry = await services.call(services.catalog.get, session_key)
+        entry = await self._workers.run(self._catalog.get, session_key)
         meta = acp_meta(entry)
         if entry is None or meta is None:
             raise AcpAgentError(f"{session_key} is not an ACP session of this gateway")
@@ -194,7 +244,7 @@ class AcpRuntime:
                 session_key=session_key,
                 session_id=entry.session_id,
                 agent=agent,
-                cwd=str(meta.get("cwd") or agent.cwd or services.settings.state_dir),
+                cwd=str(meta.get("cwd") or agent.cwd or self._state_dir),
                 mode=str(meta.get("mode") or "persistent"),
                 resume_session_id=acp_session,
             )
@@ -235,8 +285,8 @@ class AcpRuntime:
         while self._closing:
             await asyncio.wait(list(self._closing))
 
-    def _on_event(self, event: DomainEvent) -> None:
-        """A deleted child loses its process."""
+    def session_event(self, event: DomainEvent) -> None:
+        """A domain event: a deleted child loses its process."""
         if not isinstance(event, SessionChanged) or event.reason != "delete":
             return
         if event.session_key in self._children:
@@ -255,12 +305,12 @@ class AcpRuntime:
         watched = self._watched.get(run_id)
         return None if watched is None else watched.relay
 
-    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+    def run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        """A run ended: write the end of a watched one (a task of the run manager)."""
         watched = self._watched.pop(run.run_id, None)
         return None if watched is None else self._end(watched, outcome)
 
     async def _end(self, watched: WatchedRun, outcome: RunOutcome) -> None:
-        services = self._services
         if watched.relay is not None:
             try:
                 await watched.relay.finish(outcome.status, outcome.error)
@@ -268,21 +318,21 @@ class AcpRuntime:
                 log.exception("ACP relay of run %s not finished", watched.run_id)
         ending = ending_of(outcome.status, outcome.error)
         if watched.tracked:
-            if services.runs.closed and outcome.status == "killed":
+            if self._runs.closed and outcome.status == "killed":
                 return  # cut off by the shutdown: start-up recovery ends it as lost
-            await services.subagents.complete(
+            await self._subagents.complete(
                 watched.run_id, ending, result=result_text(outcome.text), usage=outcome.usage
             )
             return
         delivered = watched.relay is not None and watched.relay.delivered
         try:
-            await services.call(self._finish_task_now, watched.task_id, ending, delivered)
+            await self._workers.run(self._finish_task_now, watched.task_id, ending, delivered)
         except Exception as error:
             log.warning("ACP task %s not ended: %s", watched.task_id, error)
 
     def _finish_task_now(self, task_id: str, ending: Ending, delivered: bool) -> None:
-        registry = self._services.tasks
-        with self._services.store.transaction() as tx:
+        registry = self._tasks
+        with self._store.transaction() as tx:
             summary = ending.status_label if ending.task_status != "succeeded" else None
             registry.finish(task_id, ending.task_status, summary=summary, error=ending.error, tx=tx)
             registry.set_delivery(task_id, "delivered" if delivered else "failed", tx=tx)
@@ -291,16 +341,16 @@ class AcpRuntime:
 class AcpRunner:
     """One run of an ACP child = one ``session/prompt`` (see the module docstring)."""
 
-    def __init__(self, runtime: AcpRuntime) -> None:
-        self._runtime = runtime
+    def __init__(self, *, acp: AcpRuntime) -> None:
+        self._acp = acp
 
     async def run(self, ctx: RunContext) -> RunOutput:
-        runtime = self._runtime
-        if not runtime.config.dispatch_enabled:
+        acp = self._acp
+        if not acp.config.dispatch_enabled:
             raise AcpAgentError(ACP_DISPATCH_DISABLED)
-        child = await runtime.acquire(ctx.session_key)
+        child = await acp.acquire(ctx.session_key)
         process = child.process
-        output = TurnOutput(ctx, runtime.relay_of(ctx.run_id))
+        output = TurnOutput(ctx, acp.relay_of(ctx.run_id))
         broken = False
         process.client.listen(output.push)
         try:
@@ -308,7 +358,7 @@ class AcpRunner:
             try:
                 stop_reason = await asyncio.shield(prompt)
             except asyncio.CancelledError:
-                broken = not await _cancel_turn(process, prompt, runtime.cancel_wait_s)
+                broken = not await _cancel_turn(process, prompt, acp.cancel_wait_s)
                 raise
             except AcpAgentError:
                 broken = not process.alive
@@ -318,7 +368,7 @@ class AcpRunner:
         finally:
             process.client.listen(None)
             await output.abandon()
-            runtime.release(child, broken=broken)
+            acp.release(child, broken=broken)
         return RunOutput(stop_reason=_STOP_REASONS.get(stop_reason, stop_reason))
 
 

@@ -17,6 +17,8 @@ Everything is also logged, one JSON object per line, to ``streamLogPath`` =
 ``<state dir>/acp/streams/<child sessionId>.acp-stream.jsonl``: ``{ts, event: "start"|"text"|
 "tool"|"end", runId, childSessionKey, …}`` (``text`` lines carry each delta as the agent sent
 it; ``tool`` lines ``title`` and ``status``; ``end`` lines ``status`` and ``error``).
+
+A relay is made by :meth:`clawline.acp.runtime.AcpRuntime.relay`, which gives it its parts.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from clawline.agents.inject import inject_message
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.clock import Clock
 
 __all__ = ["RELAY_FLUSH_S", "ParentRelay", "stream_log_path"]
 
@@ -55,15 +57,17 @@ def _append_lines(path: Path, lines: list[bytes]) -> None:
 class ParentRelay:
     def __init__(
         self,
-        services: Runtime,
         *,
+        runs: RunManager,
+        clock: Clock,
         parent_key: str,
         child_key: str,
         run_id: str,
         agent_id: str,
         log_path: Path,
     ) -> None:
-        self._services = services
+        self._runs = runs
+        self._clock = clock
         self.parent_key = parent_key
         self.child_key = child_key
         self.run_id = run_id
@@ -130,14 +134,14 @@ class ParentRelay:
 
     async def _post(self, text: str) -> None:
         try:
-            await inject_message(self._services, self.parent_key, text, f"acp:{self.agent_id}")
+            await self._runs.inject(self.parent_key, text, f"acp:{self.agent_id}")
         except Exception as error:  # the parent was deleted, or the store failed
             self.delivered = False
             log.warning("ACP relay to %s failed: %s", self.parent_key, error)
 
     def _log(self, event: str, **fields: JSON) -> None:
         line: JSONObject = {
-            "ts": self._services.clock.now_ms(),
+            "ts": self._clock.now_ms(),
             "event": event,
             "runId": self.run_id,
             "childSessionKey": self.child_key,

@@ -6,6 +6,8 @@ cwd, acpSessionId?}``); their runs are turns of the external agent
 (:class:`clawline.acp.runtime.AcpRunner`). Any other session that merely has such a key (a
 ``chat.send`` to ``acp:x``) keeps the default runner. This module does not import the ACP SDK, so
 gateways that never spawn an ACP child never load it.
+
+The runtime builds the router and routes to it: ``runs.route(is_acp_key, lambda: router)``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from clawline.agents.runner import RunContext, RunOutput
+from clawline.agents.runner import RunContext, Runner, RunOutput
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.sessions.catalog import SessionCatalog
     from clawline.sessions.entry import SessionEntry
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["ACP_META", "AcpSessionRouter", "acp_meta"]
 
@@ -35,12 +39,25 @@ def acp_meta(entry: SessionEntry | None) -> Mapping[str, object] | None:
 
 
 class AcpSessionRouter:
-    def __init__(self, services: Runtime) -> None:
-        self._services = services
+    """Serves an ACP-keyed session with ``acp`` (the ACP runner) when its entry is an ACP
+    child's, else with the run manager's runner (``runs.runner``, read at each run: tests
+    replace it)."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        workers: StoreWorkers,
+        runs: RunManager,
+        acp: Runner,
+    ) -> None:
+        self._catalog = catalog
+        self._workers = workers
+        self._runs = runs
+        self._acp = acp
 
     async def run(self, ctx: RunContext) -> RunOutput:
-        services = self._services
-        entry = await services.call(services.catalog.get, ctx.session_key)
+        entry = await self._workers.run(self._catalog.get, ctx.session_key)
         if acp_meta(entry) is None:
-            return await services.runs.runner.run(ctx)
-        return await services.acp.runner.run(ctx)
+            return await self._runs.runner.run(ctx)
+        return await self._acp.run(ctx)

@@ -136,7 +136,7 @@ async def _in_process_gateway(
     """The state directory's gateway, served from this process on ``127.0.0.1:0``: its URL
     and token."""
     from clawline.agents.settings import AgentsConfig
-    from clawline.gateway.app import Gateway
+    from clawline.gateway.assembly import build_gateway
     from clawline.gateway.server import bind_socket, serve
     from clawline.gateway.settings import resolve_gateway_settings
     from clawline.runtime import Runtime
@@ -156,7 +156,7 @@ async def _in_process_gateway(
 
     server = asyncio.ensure_future(
         serve(
-            Gateway(runtime, gateway_settings),
+            build_gateway(runtime, gateway_settings),
             sock=sock,
             on_ready=on_ready,
             stop=stop,

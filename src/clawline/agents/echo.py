@@ -1,7 +1,7 @@
 """The built-in echo runner: answers ``echo: <message>``, streamed word by word.
 
 It stands in for a real agent turn (model provider and tools) until one exists, and gives tests
-a run whose speed they choose: ``services.runs.runner = EchoRunner(delay_ms=300)``.
+a run whose speed they choose: ``runtime.runs.runner = EchoRunner(delay_ms=300)``.
 """
 
 from __future__ import annotations

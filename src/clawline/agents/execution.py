@@ -39,7 +39,10 @@ from clawline.sessions.transcript import TranscriptEvent, message_json
 from clawline.types import JSON, JSONObject, SessionStatus
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.clock import Clock
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["ABORT_GRACE_S", "RunExecution"]
 
@@ -66,16 +69,22 @@ def _consume(task: asyncio.Task[RunOutput]) -> None:
 class RunExecution:
     def __init__(
         self,
-        services: Runtime,
-        events: DomainEvents,
         *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        events: DomainEvents,
         runner: Callable[[Run], Runner],
         on_ended: Callable[[Run, RunOutcome], None],
         concurrent: Callable[[Run], bool] = lambda run: False,
         on_first_run: Callable[[Run], Awaitable[None]] | None = None,
         keys: RunKeys | None = None,
     ) -> None:
-        self._services = services
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
         self._events = events
         self._runner = runner
         self._on_ended = on_ended
@@ -92,7 +101,7 @@ class RunExecution:
         if run.stop is not None:
             self.end_unstarted(run)
             return
-        clock = self._services.clock
+        clock = self._clock
         stream = RunStream(self._events, clock, run_id=run.run_id, session_key=run.session_key)
         run.state = RunState.RUNNING
         run.started_at = clock.now_ms()
@@ -145,19 +154,18 @@ class RunExecution:
     # --- the runner ----------------------------------------------------------------------
 
     def _context(self, run: Run, stream: RunStream) -> RunContext:
-        store = self._services.store
+        store, workers = self._store, self._workers
 
         async def load_history(limit: int) -> list[JSONObject]:
             session_id = run.session_id or ""
-            events = await self._services.call(read_messages, store, session_id, limit)
+            events = await workers.run(read_messages, store, session_id, limit)
             return [message_json(event) for event in events]
 
         async def append_message(data: JSONObject) -> JSONObject:
             if stream.closed:
                 raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
-            catalog = self._services.catalog
-            event = await self._services.call(
-                catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
+            event = await workers.run(
+                self._catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
             )
             return message_json(event)
 
@@ -239,8 +247,8 @@ class RunExecution:
                 extra={"runId": run.run_id},
             )
             try:
-                event = await self._services.call(
-                    self._services.catalog.append,
+                event = await self._workers.run(
+                    self._catalog.append,
                     run.session_key,
                     MESSAGE_EVENT,
                     data,
@@ -253,7 +261,7 @@ class RunExecution:
             message = message_json(event)
         elif ending.text:
             message = stream.partial_message()
-        ended_at = self._services.clock.now_ms()
+        ended_at = self._clock.now_ms()
         started_at = run.started_at or ended_at
         self._events.publish(
             RunEnded(
@@ -295,7 +303,7 @@ class RunExecution:
             status=ending.status,
             accepted_at=run.accepted_at,
             started_at=run.started_at,
-            ended_at=self._services.clock.now_ms() if ended_at is None else ended_at,
+            ended_at=self._clock.now_ms() if ended_at is None else ended_at,
             text=ending.text,
             stop_reason=ending.stop_reason,
             error=ending.error,
@@ -313,7 +321,7 @@ class RunExecution:
         if status is None:
             return False
         key_store = self._keys if run.key_pending else None
-        told = await self._services.call(self._end_now, run, status, outcome, key_store, cause)
+        told = await self._workers.run(self._end_now, run, status, outcome, key_store, cause)
         run.key_pending = False
         return told
 
@@ -326,7 +334,7 @@ class RunExecution:
         cause: Cause,
     ) -> bool:
         told = True
-        with self._services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             try:
                 work.patch(run.session_key, status, create=False, cause=cause)
             except SessionNotFound:  # deleted mid-run; its key still gets the outcome
@@ -339,8 +347,7 @@ class RunExecution:
     async def _write_status(self, run: Run, cause: Cause, **changes: JSON) -> bool:
         """Patch the run's session, telling it as ``cause``; whether it had never run before
         (no ``startedAt``)."""
-        catalog = self._services.catalog
-        change = await self._services.call(
-            catalog.patch, run.session_key, changes, create=False, cause=cause
+        change = await self._workers.run(
+            self._catalog.patch, run.session_key, changes, create=False, cause=cause
         )
         return change.before is not None and change.before.started_at is None

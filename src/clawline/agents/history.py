@@ -1,7 +1,7 @@
 """Reading a session's chat history: the last messages of its transcript, clipped to size.
 
-Used by ``chat.history`` and by runners (``RunContext.history``). The reads are blocking; call
-them through ``Runtime.call``.
+Used by ``chat.history`` and by runners (``RunContext.history``). The reads are blocking; run
+them on the store workers (``await workers.run(...)``).
 """
 
 from __future__ import annotations

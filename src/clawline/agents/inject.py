@@ -11,7 +11,8 @@ from clawline.sessions.transcript import message_json
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["MAX_INJECT_LABEL", "inject_message"]
 
@@ -19,17 +20,19 @@ MAX_INJECT_LABEL = 100
 
 
 async def inject_message(
-    services: Runtime,
     session_key: str,
     message: str,
     label: str | None = None,
+    *,
+    catalog: SessionCatalog,
+    workers: StoreWorkers,
 ) -> JSONObject:
     """Append ``{role:"assistant", content, stopReason:"injected", injected:true, label?}`` to
     an existing session (``session not found: <key>`` otherwise) and publish it with a one-off
     run id ``inject-<uuid>`` (the gateway shows it as ``session.message`` and as that run's
     ``chat`` ``final``, so chat views show it); return the stored message (with ``id`` and
     ``seq``)."""
-    key = services.catalog.canonical(session_key)
+    key = catalog.canonical(session_key)
     text = check_message(message)
     if label is not None and (not isinstance(label, str) or len(label) > MAX_INJECT_LABEL):
         raise InvalidField(f"invalid label (use at most {MAX_INJECT_LABEL} characters)")
@@ -37,7 +40,7 @@ async def inject_message(
     if label:
         extra["label"] = label
     data = assistant_message(text, stop_reason="injected", extra=extra)
-    event = await services.call(
-        services.catalog.append, key, MESSAGE_EVENT, data, inject_run_id=f"inject-{uuid.uuid4()}"
+    event = await workers.run(
+        catalog.append, key, MESSAGE_EVENT, data, inject_run_id=f"inject-{uuid.uuid4()}"
     )
     return message_json(event)

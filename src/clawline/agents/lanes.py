@@ -73,6 +73,12 @@ class SessionLanes:
             for lane in (lanes.get(session_key), lanes.get(session_key + _NESTED))
         )
 
+    def busy_sessions(self) -> frozenset[str]:
+        """The sessions :meth:`busy` is true of (call on the loop)."""
+        return frozenset(
+            lane.key.removesuffix(_NESTED) for lane in list(self._lanes.values()) if lane.busy
+        )
+
     def running_besides(self, run: Run) -> bool:
         """Whether another run of ``run``'s session is running right now (on either lane)."""
         for key in (run.session_key, run.session_key + _NESTED):

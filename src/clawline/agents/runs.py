@@ -23,12 +23,13 @@
 - :meth:`abort` ends queued and running runs (``killed``); :meth:`shutdown` cancels the
   background tasks started with :meth:`spawn_background`, aborts everything and waits until
   every run's end is written (and its end hooks have finished).
-- :attr:`runner` produces replies (:class:`~clawline.agents.runner.Runner`); the default is the
-  :class:`~clawline.agents.turn.AgentRunner` (model providers and tools; the ``offline`` model
-  unless configured otherwise). :meth:`route` serves sessions whose key matches a predicate
-  with another runner (``agent:<id>:acp:<uuid>`` children: the acp spawn runtime).
-  :attr:`config` is the parsed agent configuration, :attr:`tools` the tool registry and
-  :attr:`providers` the model provider registry.
+- :attr:`runner` produces replies (:class:`~clawline.agents.runner.Runner`); the runtime sets
+  the :class:`~clawline.agents.turn.AgentRunner` (model providers and tools; the ``offline``
+  model unless configured otherwise) once the tools it calls exist. :meth:`route` serves
+  sessions whose key matches a predicate with another runner (``agent:<id>:acp:<uuid>``
+  children: the acp spawn runtime). :attr:`config` is the parsed agent configuration,
+  :attr:`tools` the tool registry and :attr:`providers` the model provider registry — all three
+  made by the runtime and given to the manager.
 - :meth:`on_shutdown` registers a coroutine function that :meth:`shutdown` awaits once every
   run has ended (e.g. stopping external agent processes).
 
@@ -77,7 +78,6 @@ from clawline.agents.run_keys import RunKeys, stored_outcome
 from clawline.agents.runner import Runner
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
-from clawline.agents.turn import AgentRunner
 from clawline.errors import InvalidField
 from clawline.sessions.catalog import Cause
 from clawline.sessions.transcript import TranscriptEvent
@@ -85,7 +85,11 @@ from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.clock import Clock
+    from clawline.events import DomainEvents
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["IDEMPOTENCY_TTL_MS", "RunEndHook", "RunManager", "RunsClosed", "SendAck"]
 
@@ -96,24 +100,34 @@ RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
 
 
 class RunManager:
-    def __init__(self, services: Runtime) -> None:
-        self._services = services
-        self.settings = AgentSettings.from_settings(services.settings)
-        # Tools and providers come from the plugins (clawline's own through its built-in
-        # plugin); the config is parsed after, so a model may name a plugin's provider.
-        self.providers = ProviderRegistry(offline_delay_ms=self.settings.echo_delay_ms)
-        services.plugins.register_providers(self.providers)
-        self.config = AgentsConfig.from_settings(
-            services.settings, plugin_providers=self.providers.plugin_provider_names()
-        )
-        self.providers.configure(self.config)
-        self.tools = ToolRegistry()
-        services.plugins.register_tools(self.tools)
-        self.runner: Runner = AgentRunner(
-            services, config=self.config, providers=self.providers, tools=self.tools
-        )
-        self._cache = IdempotencyCache(services.clock)
-        self._keys = RunKeys(services.store, services.clock, self._cache.ttl_ms)
+    """Runs of every session (module docstring). ``runner`` may be set after construction
+    (the runtime sets the default one once the tools it calls exist); a run that starts before
+    any runner is set fails."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        events: DomainEvents,
+        settings: AgentSettings,
+        config: AgentsConfig,
+        providers: ProviderRegistry,
+        tools: ToolRegistry,
+        runner: Runner | None = None,
+    ) -> None:
+        self._catalog = catalog
+        self._workers = workers
+        self._clock = clock
+        self.settings = settings
+        self.config = config
+        self.providers = providers
+        self.tools = tools
+        self._runner = runner
+        self._cache = IdempotencyCache(clock)
+        self._keys = RunKeys(store, clock, self._cache.ttl_ms)
         self._active: dict[str, Run] = {}
         """Pending, queued and running runs by dedupe key."""
         self._waiters: dict[str, list[asyncio.Future[RunOutcome]]] = {}
@@ -126,22 +140,42 @@ class RunManager:
         self._hook_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self._execution = RunExecution(
-            services,
-            services.events,
+            catalog=catalog,
+            store=store,
+            workers=workers,
+            clock=clock,
+            events=events,
             runner=lambda run: self.runner_for(run.session_key),
             on_ended=self._ended,
             concurrent=lambda run: self._lanes.running_besides(run),
             on_first_run=self._first_run,
             keys=self._keys,
         )
-        limits = {"subagent": self.config.defaults.subagents.max_concurrent}
+        limits = {"subagent": config.defaults.subagents.max_concurrent}
         self._lanes = SessionLanes(self._execution.execute, self._execution.fail, limits)
+
+    @property
+    def runner(self) -> Runner:
+        """The runner of the sessions no :meth:`route` claims."""
+        if self._runner is None:
+            raise RuntimeError("the run manager has no runner")
+        return self._runner
+
+    @runner.setter
+    def runner(self, runner: Runner) -> None:
+        self._runner = runner
 
     # --- queries -------------------------------------------------------------------------
 
     def has_active_run(self, session_key: str) -> bool:
-        """Whether the session has a queued or running run (safe from the store thread)."""
+        """Whether the session has a queued or running run. Call it on the loop; work on a
+        store worker is handed a :meth:`busy_sessions` snapshot instead."""
         return self._lanes.busy(session_key)
+
+    def busy_sessions(self) -> frozenset[str]:
+        """The sessions that have a queued or running run, now: the snapshot to hand to work
+        on a store worker, which must not read the lanes while the loop changes them."""
+        return self._lanes.busy_sessions()
 
     @property
     def closed(self) -> bool:
@@ -190,7 +224,7 @@ class RunManager:
         (the session must exist); it is neither appended nor published again."""
         if self._closed:
             raise RunsClosed("the gateway is shutting down; no new runs are accepted")
-        key = self._services.catalog.canonical(session_key)
+        key = self._catalog.canonical(session_key)
         blocks = attachment_blocks(attachments)
         text = check_message(message, has_attachments=bool(blocks))
         check_idempotency_key(idempotency_key)
@@ -214,7 +248,7 @@ class RunManager:
             message=text,
             origin=origin,
             timeout_ms=effective_timeout_ms(timeout_ms, self._default_timeout_ms(key)),
-            accepted_at=self._services.clock.now_ms(),
+            accepted_at=self._clock.now_ms(),
             attachments=blocks,
             extra_system_prompt=extra_system_prompt,
             lane=lane,
@@ -271,7 +305,7 @@ class RunManager:
         the entry when missing, append the user message. A key the store already holds is
         returned instead (nothing written)."""
         key = run.session_key
-        with self._services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             held = self._keys.claim(work.tx, run)
             if held is not None:
                 return held
@@ -284,7 +318,7 @@ class RunManager:
 
     def _existing_now(self, key: str) -> tuple[str, None]:
         """On the store thread: the session id of a session whose message is already written."""
-        return self._services.catalog.require(key).session_id, None
+        return self._catalog.require(key).session_id, None
 
     async def _accept(self, run: Run) -> SendAck:
         data = user_message(run.message, run.attachments)
@@ -292,9 +326,9 @@ class RunManager:
         prepared: tuple[str, TranscriptEvent | None] | IdempotencyRecord
         try:
             if run.message_seq is None:
-                prepared = await self._services.call(self._prepare_now, run, data)
+                prepared = await self._workers.run(self._prepare_now, run, data)
             else:
-                prepared = await self._services.call(self._existing_now, run.session_key)
+                prepared = await self._workers.run(self._existing_now, run.session_key)
         except BaseException as error:
             self._active.pop(run.dedupe_key, None)
             run.state = RunState.ENDED
@@ -370,7 +404,7 @@ class RunManager:
 
         async def settle() -> None:
             try:
-                await self._services.call(self._keys.settle_now, run, outcome)
+                await self._workers.run(self._keys.settle_now, run, outcome)
             except Exception as error:
                 log.warning("run %s: idempotency outcome not stored: %s", run.run_id, error)
 
@@ -412,7 +446,7 @@ class RunManager:
     async def abort(self, session_key: str, run_id: str | None = None) -> list[str]:
         """Abort the session's run ``run_id``, else all its queued and running runs; return
         the ids aborted once their ends are written."""
-        key = self._services.catalog.canonical(session_key)
+        key = self._catalog.canonical(session_key)
         targets = [run for run in self.active_runs(key) if run_id is None or run.run_id == run_id]
         for run in targets:
             self._stop(run, StopRequest.ABORT)
@@ -443,7 +477,7 @@ class RunManager:
         cached = self._cache.by_run_id(run_id)
         active = next((run for run in self.active_runs() if run.run_id == run_id), None)
         if active is None and cached is None:
-            cached = await self._services.call(self._keys.find_now, run_id)
+            cached = await self._workers.run(self._keys.find_now, run_id)
         if active is None and cached is not None:
             return cached
         waiter: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
@@ -513,4 +547,6 @@ class RunManager:
 
     async def inject(self, session_key: str, message: str, label: str | None = None) -> JSONObject:
         """``chat.inject``: see :func:`clawline.agents.inject.inject_message`."""
-        return await inject_message(self._services, session_key, message, label)
+        return await inject_message(
+            session_key, message, label, catalog=self._catalog, workers=self._workers
+        )

@@ -3,7 +3,9 @@
 One run = one turn:
 
 1. resolve the session's agent (:meth:`AgentsConfig.resolve_agent`), its model provider, the
-   tools its session may use (:meth:`ToolRegistry.tools_for`) and its workspace;
+   tools its session may use (:meth:`ToolRegistry.tools_for`) and its workspace; every tool
+   call of the turn gets a :class:`~clawline.agents.tools.base.ToolContext` with the runner's
+   ``host`` (:class:`~clawline.agents.tools.base.ToolHost`);
 2. read the history (:func:`~clawline.agents.conversation.model_messages`) and build the system
    prompt: the agent's base prompt, then the run's ``extraSystemPrompt``;
 3. stream the model's answer (text → ``RunContext.emit_text``); when it asks for tools, give
@@ -49,12 +51,13 @@ from clawline.agents.providers.base import (
 from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.settings import AgentConfig, AgentsConfig
-from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
+from clawline.agents.tools.base import Tool, ToolContext, ToolHost, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.workspace import ensure_workspace, workspace_for
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["MAX_TOOL_ROUNDS", "TURN_HISTORY_LIMIT", "AgentRunner", "system_prompt"]
 
@@ -88,20 +91,25 @@ class AgentRunner:
 
     def __init__(
         self,
-        services: Runtime,
         *,
         config: AgentsConfig,
         providers: ProviderRegistry,
         tools: ToolRegistry,
+        host: ToolHost,
+        catalog: SessionCatalog,
+        workers: StoreWorkers,
     ) -> None:
-        self._services = services
         self.config = config
         self.providers = providers
         self.tools = tools
+        self.host = host
+        """What the turn's tools may ask of the gateway (``ToolContext.host``)."""
+        self._catalog = catalog
+        self._workers = workers
 
     async def run(self, ctx: RunContext) -> RunOutput:
         agent = self.config.resolve_agent(ctx.agent_id)
-        entry = await self._services.call(self._services.catalog.get, ctx.session_key)
+        entry = await self._workers.run(self._catalog.get, ctx.session_key)
         provider, model = self.providers.resolve(agent.model)
         tools = {tool.spec.name: tool for tool in self.tools.tools_for(agent, entry)}
         specs = [tool.spec for tool in tools.values()]
@@ -111,7 +119,7 @@ class AgentRunner:
         call_ids = CallIds(history)
         system = system_prompt(agent, workspace, ctx.extra_system_prompt)
         tool_ctx = ToolContext(
-            services=self._services,
+            host=self.host,
             session_key=ctx.session_key,
             agent_id=agent.id,
             run_id=ctx.run_id,

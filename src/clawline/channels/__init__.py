@@ -2,8 +2,9 @@
 
 - :mod:`clawline.channels.base`: the adapter protocol, capabilities, hook events and results;
 - :mod:`clawline.channels.planning`: choosing the conversation a spawn binds, the refusal texts;
-- :mod:`clawline.channels.registry`: the adapter registry (``services.channels``) and hooks;
-- :mod:`clawline.channels.webchat`: the built-in ``webchat`` adapter.
+- :mod:`clawline.channels.registry`: the adapter registry (``runtime.channels``) and hooks;
+- :mod:`clawline.channels.webchat`: the built-in ``webchat`` adapter;
+- :mod:`clawline.channels.plugin`: the built-in plugin that registers it.
 
 Test adapters (threads and no threads) are in :mod:`clawline.testing.channels`. The binding
 rules, routing and expiry over the store are in :mod:`clawline.collab.threads` and

@@ -33,7 +33,7 @@ def _registry(state: CliState) -> PairingRegistry:
         settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
     )
     click.get_current_context().call_on_close(store.close)
-    return PairingRegistry(store, clock=state.clock)
+    return PairingRegistry(store=store, clock=state.clock)
 
 
 def _scopes(text: str | None) -> list[str] | None:

@@ -84,7 +84,7 @@ def run_gateway(
 ) -> None:
     """Serve the gateway until SIGTERM or SIGINT."""
     from clawline.agents.settings import AgentsConfig
-    from clawline.gateway.app import Gateway
+    from clawline.gateway.assembly import build_gateway
     from clawline.gateway.server import bind_socket
     from clawline.gateway.settings import resolve_gateway_settings
     from clawline.runtime import Runtime
@@ -106,7 +106,7 @@ def run_gateway(
         sock.close()
         raise
     try:
-        asyncio.run(_serve(Gateway(runtime, gateway_settings), sock))
+        asyncio.run(_serve(build_gateway(runtime, gateway_settings), sock))
     finally:
         runtime.close()
     log.info("stopped")

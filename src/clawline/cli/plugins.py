@@ -1,8 +1,9 @@
 """``clawline plugins``: the plugins a gateway started with these settings would load.
 
-The built-ins, the ``clawline`` entry points and ``[plugins] enabled`` of config.toml, each with
-its source and the hooks it implements, then the plugins that could not be loaded. Nothing
-else is touched: no store, no gateway. ``--format json`` prints
+The built-ins (described from their classes: the runtime builds them with their parts), the
+``clawline`` entry points and ``[plugins] enabled`` of config.toml, each with its source and the
+hooks it implements, then the plugins that could not be loaded. Nothing else is touched: no
+store, no gateway. ``--format json`` prints
 ``{"plugins": [{name, source, origin, hooks}], "failures": [{name, source, error}]}``.
 """
 
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from clawline.cli.app import CliState, CommandFailed, pass_state
 from clawline.cli.render import dump_json, make_console, printable
-from clawline.plugins.manager import PluginManager
+from clawline.plugins.manager import PluginInfo, PluginManager
 from clawline.types import JSONObject
 
 __all__ = ["PLUGIN_TABLE_COLUMNS", "plugins"]
@@ -21,11 +22,15 @@ __all__ = ["PLUGIN_TABLE_COLUMNS", "plugins"]
 PLUGIN_TABLE_COLUMNS = ("NAME", "SOURCE", "ORIGIN", "HOOKS")
 
 
+def _listed(manager: PluginManager) -> list[PluginInfo]:
+    return [*PluginManager.builtin_plugins(), *manager.plugins()]
+
+
 def _json(manager: PluginManager) -> JSONObject:
     return {
         "plugins": [
             {"name": p.name, "source": p.source, "origin": p.origin, "hooks": list(p.hooks)}
-            for p in manager.plugins()
+            for p in _listed(manager)
         ],
         "failures": [
             {"name": f.name, "source": f.source, "error": f.error} for f in manager.failures
@@ -37,7 +42,7 @@ def _table(manager: PluginManager) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for name in PLUGIN_TABLE_COLUMNS:
         table.add_column(name, no_wrap=name != "HOOKS")
-    for plugin in manager.plugins():
+    for plugin in _listed(manager):
         table.add_row(
             printable(plugin.name),
             plugin.source,

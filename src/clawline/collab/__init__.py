@@ -9,31 +9,9 @@
   ``subagents``; :mod:`clawline.collab.subagents` (run records), :mod:`clawline.collab.announce`
   (the durable completion inbox), :mod:`clawline.collab.recovery`, :mod:`clawline.collab.sweepers`.
 
-:func:`collab_tools` and :func:`subagent_tools` return these tools for the tool registry.
+Every part is built by the runtime with the parts it uses (:mod:`clawline.runtime`).
+:class:`~clawline.collab.tools.CollabTools` builds the session tools;
+:class:`~clawline.collab.plugin.CollabPlugin` registers them (the built-in ``register_tools``
+hook) and :class:`~clawline.collab.tool_host.CollabToolHost` gives plugin tools the same
+behaviour (``ToolContext.host``).
 """
-
-from __future__ import annotations
-
-from clawline.agents.tools.base import Tool
-
-__all__ = ["collab_tools", "subagent_tools"]
-
-
-def collab_tools() -> list[Tool]:
-    """``sessions_send``, ``sessions_list``, ``sessions_history`` and ``sessions_yield``."""
-    from clawline.collab.send import SessionsSendTool
-    from clawline.collab.session_tools import (
-        SessionsHistoryTool,
-        SessionsListTool,
-        SessionsYieldTool,
-    )
-
-    return [SessionsSendTool(), SessionsListTool(), SessionsHistoryTool(), SessionsYieldTool()]
-
-
-def subagent_tools() -> list[Tool]:
-    """``sessions_spawn`` and ``subagents``."""
-    from clawline.collab.spawn import SessionsSpawnTool
-    from clawline.collab.subagents_tool import SubagentsTool
-
-    return [SessionsSpawnTool(), SubagentsTool()]

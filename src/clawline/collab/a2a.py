@@ -43,7 +43,9 @@ from clawline.agents.steps import (
 from clawline.collab.sanitize import visible_text
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "ANNOUNCE_PROMPT_PREFIX",
@@ -150,17 +152,16 @@ def reply_of(outcome: RunOutcome | None) -> str | None:
 
 
 async def run_step(
-    services: Runtime,
     session_key: str,
     message: str,
     extra_system_prompt: str,
     timeout_ms: int,
     *,
+    runs: RunManager,
     bypass_queue: bool = False,
 ) -> str | None:
     """Run one nested step and return its reply, or ``None`` when it failed, timed out or
     answered nothing."""
-    runs = services.runs
     try:
         ack = await runs.send(
             session_key=session_key,
@@ -184,25 +185,25 @@ async def run_step(
     return reply_of(outcome)
 
 
-async def _round_one(services: Runtime, exchange: Exchange) -> str | None:
+async def _round_one(runs: RunManager, exchange: Exchange) -> str | None:
     if exchange.round_one_reply or exchange.round_one_run_id is None:
         return exchange.round_one_reply
     wait_ms = min(exchange.step_timeout_ms, MAX_ROUND_ONE_WAIT_MS)
-    outcome = await services.runs.wait_outcome(exchange.round_one_run_id, wait_ms)
+    outcome = await runs.wait_outcome(exchange.round_one_run_id, wait_ms)
     return reply_of(outcome)
 
 
-async def _ping_pong(services: Runtime, exchange: Exchange, latest: str) -> str:
+async def _ping_pong(runs: RunManager, exchange: Exchange, latest: str) -> str:
     current, other = exchange.requester_key, exchange.target_key
     incoming = latest
     for turn in range(1, exchange.max_turns + 1):
         on_requester = current == exchange.requester_key
         reply = await run_step(
-            services,
             current,
             incoming,
             reply_context(exchange, on_requester=on_requester, turn=turn),
             exchange.step_timeout_ms,
+            runs=runs,
             bypass_queue=on_requester,
         )
         if not reply or is_token(reply, REPLY_SKIP):
@@ -212,30 +213,36 @@ async def _ping_pong(services: Runtime, exchange: Exchange, latest: str) -> str:
     return latest
 
 
-async def deliver_announce(services: Runtime, target_key: str, text: str) -> None:
+async def deliver_announce(
+    target_key: str, text: str, *, catalog: SessionCatalog, workers: StoreWorkers
+) -> None:
     """Post an announce reply to the target's "channel": its transcript (module docstring)."""
     data = assistant_message(text, stop_reason="stop", extra={"a2aAnnounce": True})
-    await services.call(services.catalog.append, target_key, MESSAGE_EVENT, data)
+    await workers.run(catalog.append, target_key, MESSAGE_EVENT, data)
 
 
-async def run_exchange(services: Runtime, exchange: Exchange) -> None:
+async def run_exchange(
+    exchange: Exchange, *, runs: RunManager, catalog: SessionCatalog, workers: StoreWorkers
+) -> None:
     """Ping-pong, then the announce step (module docstring). Failures are logged only."""
     try:
-        round_one = await _round_one(services, exchange)
+        round_one = await _round_one(runs, exchange)
         if not round_one:
             return
         latest = round_one
         if exchange.max_turns > 0 and exchange.requester_key != exchange.target_key:
-            latest = await _ping_pong(services, exchange, round_one)
+            latest = await _ping_pong(runs, exchange, round_one)
         announce = await run_step(
-            services,
             exchange.target_key,
             ANNOUNCE_STEP_MESSAGE,
             announce_context(exchange, round_one, latest),
             exchange.step_timeout_ms,
+            runs=runs,
         )
         if announce and not is_token(announce, ANNOUNCE_SKIP) and not is_token(announce, NO_REPLY):
-            await deliver_announce(services, exchange.target_key, announce.strip())
+            await deliver_announce(
+                exchange.target_key, announce.strip(), catalog=catalog, workers=workers
+            )
     except asyncio.CancelledError:
         raise
     except Exception:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from clawline import keys
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
+from clawline.sessions.catalog import SessionCatalog
 from clawline.types import JSON, JSONObject
 
 __all__ = ["AgentsListTool", "SpawnTargets", "not_in_registry", "spawn_targets"]
@@ -68,6 +69,8 @@ def not_in_registry(agent_id: str, targets: SpawnTargets) -> str:
 
 
 class AgentsListTool:
+    """``agents_list`` (module docstring) over ``config``'s agents."""
+
     spec = ToolSpec(
         name="agents_list",
         description=(
@@ -76,11 +79,14 @@ class AgentsListTool:
         ),
     )
 
+    def __init__(self, *, catalog: SessionCatalog, config: AgentsConfig) -> None:
+        self._catalog = catalog
+        self._config = config
+
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        services = ctx.services
-        config = services.runs.config
-        requester = keys.agent_id_of(services.catalog.canonical(ctx.session_key))
-        targets = spawn_targets(config, requester, services.catalog.default_agent_id)
+        config, catalog = self._config, self._catalog
+        requester = keys.agent_id_of(catalog.canonical(ctx.session_key))
+        targets = spawn_targets(config, requester, catalog.default_agent_id)
         agents: list[JSON] = []
         for agent_id in targets.ids:
             entry = config.agents.get(agent_id)

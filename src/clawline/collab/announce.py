@@ -1,4 +1,4 @@
-"""The announce dispatcher (``services.announcer``): delivers the durable inbox to requesters
+"""The announce dispatcher (``runtime.announcer``): delivers the durable inbox to requesters
 (docs/design-agents.md; clawline's answer to the completions OpenClaw loses on a restart or
 while the requester is busy).
 
@@ -15,8 +15,9 @@ requester is **idle** (no queued or running run):
    existing_message_seq=…)``, lane ``subagent`` for a sub-agent requester).
 
 When it is tried: right after a completion is written; when a run of a waiting requester ends
-(run-end hook); every :data:`ANNOUNCE_TICK_MS` for every requester with pending rows; and at
-start-up after recovery. A requester that has been busy for :data:`ANNOUNCE_QUEUE_AFTER_MS`
+(:meth:`Announcer.run_ended`, which the runtime registers as a run-end hook); every
+:data:`ANNOUNCE_TICK_MS` for every requester with pending rows; and at start-up after
+recovery. A requester that has been busy for :data:`ANNOUNCE_QUEUE_AFTER_MS`
 since its oldest pending row gets the rows anyway, queued behind its current run (OpenClaw's
 followup queue). A failed attempt is retried after 1, 2, 4, 8, 8… seconds
 (:data:`ANNOUNCE_RETRY_DELAYS_MS`); rows still undeliverable :data:`ANNOUNCE_GIVE_UP_MS` after
@@ -27,7 +28,8 @@ A requester whose session no longer exists: rows of a sub-agent requester are ha
 requester when that session exists (as OpenClaw re-targets them); otherwise they are retired
 (``deliveredAt`` set, ``deliverySeq`` null) and their tasks get ``deliveryStatus: parent_missing``.
 
-The dispatcher also runs start-up recovery and the sweepers (:meth:`Announcer.start`).
+The dispatcher also runs start-up recovery and the sweepers it is given
+(:meth:`Announcer.start`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,15 @@ from clawline.tasks.model import TaskNotFound
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.agents.settings import AgentsConfig
+    from clawline.clock import Clock
+    from clawline.collab.recovery import StartupRecovery
+    from clawline.collab.sweepers import Sweepers
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = [
     "ANNOUNCE_BATCH",
@@ -98,8 +108,31 @@ class _Failures:
 
 
 class Announcer:
-    def __init__(self, services: Runtime) -> None:
-        self._services = services
+    """The dispatcher (module docstring). ``config`` gives a sub-agent requester's prompt its
+    ``maxSpawnDepth``; ``recovery`` and ``sweepers`` are what :meth:`start` runs."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        tasks: TaskRegistry,
+        runs: RunManager,
+        config: AgentsConfig,
+        recovery: StartupRecovery,
+        sweepers: Sweepers,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._task_registry = tasks
+        self._runs = runs
+        self._config = config
+        self._recovery = recovery
+        self._sweepers = sweepers
         self._waiting: set[str] = set()
         """Requesters known to have pending rows (tried again when their run ends)."""
         self._delivering: set[str] = set()
@@ -109,7 +142,6 @@ class Announcer:
         self._stop = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
         self._after_delivery: list[Callable[[str], None]] = []
-        services.runs.on_run_end(self._run_ended)
 
     def on_delivery_done(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(requester)`` whenever a delivery attempt to a requester is over
@@ -121,7 +153,7 @@ class Announcer:
     def kick(self, requester: str) -> None:
         """Deliver ``requester``'s pending rows soon (when it is idle)."""
         self._waiting.add(requester)
-        runs = self._services.runs
+        runs = self._runs
         if runs.closed or runs.has_active_run(requester):
             return
         if requester in self._delivering:
@@ -129,10 +161,9 @@ class Announcer:
             return
         self._spawn(self.deliver(requester))
 
-    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
-        if run.session_key in self._waiting and not self._services.runs.has_active_run(
-            run.session_key
-        ):
+    def run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        """The run-end hook: a waiting requester that is idle now gets its rows."""
+        if run.session_key in self._waiting and not self._runs.has_active_run(run.session_key):
             self.kick(run.session_key)
         return None
 
@@ -167,18 +198,18 @@ class Announcer:
                 callback(requester)
 
     async def _deliver(self, requester: str, force: bool) -> Delivery | None:
-        services = self._services
-        if services.runs.closed:
+        runs = self._runs
+        if runs.closed:
             return None
-        if not force and services.runs.has_active_run(requester):
+        if not force and runs.has_active_run(requester):
             self._waiting.add(requester)
             return None
-        now = services.clock.now_ms()
+        now = self._clock.now_ms()
         failures = self._failures.get(requester)
         if failures is not None and now < failures.retry_at and not force:
             return None
         try:
-            outcome = await services.call(self._deliver_now, requester, now)
+            outcome = await self._workers.run(self._deliver_now, requester, now)
         except ClawlineError as error:
             self._failed(requester, now, error)
             return None
@@ -203,10 +234,9 @@ class Announcer:
     def _deliver_now(self, requester: str, now: int) -> Delivery | str | None:
         """On the store thread: the delivery transaction (module docstring). Returns the
         delivery, the requester the rows were handed to, or ``None``."""
-        services = self._services
         for _ in range(3):
             try:
-                with services.catalog.transaction() as work:
+                with self._catalog.transaction() as work:
                     rows = work.tx.inbox.pending_for(requester)[:ANNOUNCE_BATCH]
                     if not rows:
                         return None
@@ -249,8 +279,7 @@ class Announcer:
     def _orphaned(
         self, work: CatalogTransaction, requester: str, rows: Sequence[InboxItem], now: int
     ) -> str | None:
-        store = self._services.store
-        for record in store.runs.by_child(requester):
+        for record in self._store.runs.by_child(requester):
             grand = record.requester_session_key
             if grand != requester and work.tx.get(grand) is not None:
                 work.tx.inbox.retarget([row.id for row in rows], grand)
@@ -267,15 +296,14 @@ class Announcer:
             if row.task_id is None:
                 continue
             with contextlib.suppress(TaskNotFound):
-                self._services.tasks.set_delivery(row.task_id, status, tx=work.tx)
+                self._task_registry.set_delivery(row.task_id, status, tx=work.tx)
 
     async def _start_turn(self, delivery: Delivery) -> None:
-        services = self._services
         entry = delivery.entry
         subagent = (entry.spawn_depth or 0) >= 1
-        prompt = await services.call(self._requester_prompt, entry) if subagent else None
+        prompt = await self._workers.run(self._requester_prompt, entry) if subagent else None
         try:
-            await services.runs.send(
+            await self._runs.send(
                 session_key=delivery.requester,
                 message=delivery.text,
                 idempotency_key=delivery.run_id,
@@ -295,11 +323,11 @@ class Announcer:
         """A sub-agent requester's turns keep its subagent system prompt."""
         from clawline.collab.spawn_plan import subagent_system_prompt
 
-        records = self._services.store.runs.by_child(entry.key)
+        records = self._store.runs.by_child(entry.key)
         requester = records[0].requester_session_key if records else entry.spawned_by
         if requester is None:
             return None
-        agent = self._services.runs.config.resolve_agent(keys.agent_id_of(requester))
+        agent = self._config.resolve_agent(keys.agent_id_of(requester))
         return subagent_system_prompt(
             requester=requester,
             child_key=entry.key,
@@ -312,15 +340,15 @@ class Announcer:
 
     async def tick(self) -> None:
         """One pass over every requester with pending rows."""
-        services = self._services
-        requesters = await services.call(services.store.inbox.requesters_with_pending)
-        now = services.clock.now_ms()
+        inbox = self._store.inbox
+        requesters = await self._workers.run(inbox.requesters_with_pending)
+        now = self._clock.now_ms()
         for requester in requesters:
             self._waiting.add(requester)
-            if not services.runs.has_active_run(requester):
+            if not self._runs.has_active_run(requester):
                 self.kick(requester)
                 continue
-            pending = await services.call(services.store.inbox.pending_for, requester)
+            pending = await self._workers.run(inbox.pending_for, requester)
             if pending and now - pending[0].created_at >= ANNOUNCE_QUEUE_AFTER_MS:
                 self._spawn(self._deliver_forced(requester))
         await self._give_up(now)
@@ -332,10 +360,9 @@ class Announcer:
         for requester, failures in list(self._failures.items()):
             if failures.count < len(ANNOUNCE_RETRY_DELAYS_MS):
                 continue
-            services = self._services
-            pending = await services.call(services.store.inbox.pending_for, requester)
+            pending = await self._workers.run(self._store.inbox.pending_for, requester)
             stale = [row for row in pending if now - row.created_at >= ANNOUNCE_GIVE_UP_MS]
-            retired = await services.call(self._retire_now, stale, now) if stale else 0
+            retired = await self._workers.run(self._retire_now, stale, now) if stale else 0
             if retired:
                 log.error(
                     "announce to %s gave up after %d attempts: %d completion(s) retired",
@@ -347,7 +374,7 @@ class Announcer:
     def _retire_now(self, rows: Sequence[InboxItem], now: int) -> int:
         """Retire the rows still undelivered (a delivery may have taken some meanwhile: those
         keep their ``delivered`` status); return how many."""
-        with self._services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             marked = set(work.tx.inbox.mark_delivered([row.id for row in rows], now, None))
             self._set_delivery(work, [row for row in rows if row.id in marked], "failed")
         return len(marked)
@@ -357,14 +384,11 @@ class Announcer:
     async def start(self) -> None:
         """Start-up (before the gateway serves): recovery, then every pending row, then the
         periodic passes (announce tick, task sweeper, archive sweep, inbox pruning)."""
-        from clawline.collab.recovery import recover
-        from clawline.collab.sweepers import run_sweepers
-
-        await recover(self._services)
+        await self._recovery.recover()
         await self.tick()
         self._loops = [
             asyncio.create_task(self._tick_loop(), name="announce tick"),
-            asyncio.create_task(run_sweepers(self._services, self._stop), name="sweepers"),
+            asyncio.create_task(self._sweepers.run(self._stop), name="sweepers"),
         ]
 
     async def _tick_loop(self) -> None:

@@ -1,6 +1,7 @@
 """``sessions_spawn`` attachments (OpenClaw's limits and texts): files handed to a subagent.
 
-Disabled unless configured::
+Disabled unless configured (parsed once, at start-up: :func:`attachment_limits`; a value out of
+range is a :class:`~clawline.config.ConfigError`)::
 
     [tools.sessions_spawn.attachments]
     enabled = true
@@ -28,6 +29,7 @@ from typing import Any
 
 from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.collab.spawn_args import RawAttachment
+from clawline.config import ConfigError
 from clawline.types import JSONObject
 
 __all__ = [
@@ -62,7 +64,7 @@ class AttachmentLimits:
 def _positive(section: Mapping[str, Any], name: str, default: int, ceiling: int) -> int:
     value = section.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= ceiling:
-        raise AttachmentRefused(
+        raise ConfigError(
             f"config: tools.sessions_spawn.attachments.{name} must be an integer from 1 to "
             f"{ceiling}"
         )
@@ -70,7 +72,8 @@ def _positive(section: Mapping[str, Any], name: str, default: int, ceiling: int)
 
 
 def attachment_limits(raw: Mapping[str, Any]) -> AttachmentLimits:
-    """``tools.sessions_spawn.attachments`` of a config mapping."""
+    """``tools.sessions_spawn.attachments`` of a whole config.toml mapping; raises
+    ``ConfigError``."""
     tools = raw.get("tools")
     spawn = tools.get("sessions_spawn") if isinstance(tools, Mapping) else None
     section = spawn.get("attachments") if isinstance(spawn, Mapping) else None

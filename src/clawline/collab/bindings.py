@@ -1,16 +1,20 @@
 """Living thread bindings: routing, completion delivery, unbinding and expiry
 (docs/collaboration.md, "Routing, delivery, unbinding, expiry").
 
-- :func:`route_inbound`: a message in a bound conversation goes to the bound session (and
-  counts as activity); an expired binding found on the way is ended instead.
-- :func:`delivery_target_for`: where a session's completion goes — its bound conversation
-  first, else the requester's origin, a channel-only origin completed from the requester's
-  ``lastChannel/lastTo/lastAccountId``.
-- :func:`unbind` (``/unfocus``), :func:`unbind_session`, :func:`unbind_deleted_session`
-  (``sessions.delete``) and :func:`sweep_thread_bindings` (idle / max-age expiry) end bindings
-  and fire ``subagent_ended`` through ``services.channels``.
+:class:`ThreadBindings` (``runtime.thread_bindings``), built with the store, the channel
+registry and the parsed ``threadBindings`` settings:
 
-Async functions run on the event loop and do their store work through ``services.call``; the
+- :meth:`~ThreadBindings.route_inbound`: a message in a bound conversation goes to the bound
+  session (and counts as activity); an expired binding found on the way is ended instead.
+- :meth:`~ThreadBindings.delivery_target_for`: where a session's completion goes — its bound
+  conversation first, else the requester's origin, a channel-only origin completed from the
+  requester's ``lastChannel/lastTo/lastAccountId``.
+- :meth:`~ThreadBindings.unbind` (``/unfocus``), :meth:`~ThreadBindings.unbind_session`,
+  :meth:`~ThreadBindings.unbind_deleted_session` (``sessions.delete``) and
+  :meth:`~ThreadBindings.sweep` (idle / max-age expiry; :meth:`~ThreadBindings.run_sweeper`
+  for the gateway's lifetime) end bindings and fire ``subagent_ended`` through the channels.
+
+Its methods run on the event loop and do their store work on the store workers; the
 ``*_blocking`` helpers are the store-thread halves, for callers already there.
 """
 
@@ -25,30 +29,27 @@ from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.channels.base import SubagentEnded
-from clawline.collab.threads import requester_channel_context, thread_config
+from clawline.collab.threads import requester_channel_context
 from clawline.errors import StoreError
 from clawline.store.records import ThreadBinding
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings_threads import ThreadBindingsConfig
-    from clawline.runtime import Runtime
+    from clawline.channels.registry import ChannelRegistry
+    from clawline.clock import Clock
+    from clawline.sessions.catalog import SessionCatalog
     from clawline.sessions.entry import SessionEntry
     from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "SWEEP_BATCH",
     "SWEEP_INTERVAL_MS",
     "DeliveryTarget",
-    "delivery_target_for",
+    "ThreadBindings",
     "expire_bindings_blocking",
-    "notify_ended",
-    "route_inbound",
-    "run_thread_binding_sweeper",
-    "sweep_thread_bindings",
-    "unbind",
-    "unbind_deleted_session",
-    "unbind_session",
+    "resolve_delivery_target",
 ]
 
 log = logging.getLogger("clawline.collab.bindings")
@@ -60,34 +61,6 @@ SWEEP_BATCH = 500
 def target_kind(session_key: str) -> str:
     """``subagent`` for a subagent session, else ``acp`` (OpenClaw's rule)."""
     return "subagent" if keys.is_subagent_key(session_key) else "acp"
-
-
-async def notify_ended(
-    services: Runtime,
-    ended: Iterable[ThreadBinding],
-    reason: str,
-    *,
-    outcome: str | None = None,
-    always_for: str | None = None,
-) -> None:
-    """Fire one ``subagent_ended`` per session among ``ended`` (and for ``always_for`` even
-    when it had no binding)."""
-    by_session: dict[str, list[ThreadBinding]] = {}
-    if always_for is not None:
-        by_session[always_for] = []
-    for binding in ended:
-        by_session.setdefault(binding.session_key, []).append(binding)
-    for session_key, bindings in by_session.items():
-        event = SubagentEnded(
-            target_session_key=session_key,
-            target_kind=target_kind(session_key),
-            reason=reason,
-            send_farewell=True,
-            account_id=bindings[0].account_id if bindings else None,
-            outcome=outcome,
-            bindings=tuple(bindings),
-        )
-        await services.channels.fire_subagent_ended(event)
 
 
 def _account(config: ThreadBindingsConfig, channel: str, account_id: str | None) -> str:
@@ -109,23 +82,6 @@ def _route_blocking(
             return None, tx.bindings.unbind(binding.id, now, expiry[1])
         tx.bindings.touch(binding.id, now)
         return binding.session_key, None
-
-
-async def route_inbound(
-    services: Runtime, channel: str, account_id: str | None, conversation_id: str
-) -> str | None:
-    """The session bound to this conversation (its ``lastActivityAt`` set to now), or ``None``
-    when none is — the caller then routes as usual. ``account_id`` ``None`` means the channel's
-    default account."""
-    name = channel.strip().lower()
-    account = _account(thread_config(services), name, account_id)
-    now = services.clock.now_ms()
-    session_key, expired = await services.call(
-        _route_blocking, services.store, name, account, conversation_id, now
-    )
-    if expired is not None:
-        await notify_ended(services, [expired], expired.unbind_reason or "expired")
-    return session_key
 
 
 # --- completion delivery ---------------------------------------------------------------------
@@ -162,8 +118,8 @@ def resolve_delivery_target(
     requester: SessionEntry | None,
     config: ThreadBindingsConfig | None = None,
 ) -> DeliveryTarget | None:
-    """The pure rule behind :func:`delivery_target_for` (``bindings``: the session's active
-    bindings, newest first)."""
+    """The pure rule behind :meth:`ThreadBindings.delivery_target_for` (``bindings``: the
+    session's active bindings, newest first)."""
     origin = requester_origin or {}
     origin_channel = (_text(origin.get("channel")) or "").lower() or None
     origin_account = _text(origin.get("accountId"))
@@ -196,31 +152,6 @@ def resolve_delivery_target(
     return DeliveryTarget(origin_channel, to, origin_account, thread)
 
 
-async def delivery_target_for(
-    services: Runtime,
-    session_key: str,
-    *,
-    requester_origin: Mapping[str, JSON] | None = None,
-    requester_session_key: str | None = None,
-) -> DeliveryTarget | None:
-    """Where ``session_key``'s completion (or reply) should be delivered.
-
-    1. Its active bound conversation (the one on the origin's channel and account if several,
-       else the newest);
-    2. else ``requester_origin`` (``{channel, to, accountId, threadId}``, e.g. the run record's
-       ``requesterOrigin``); an origin with a channel but no ``to`` is completed from the
-       requester's ``lastChannel/lastTo/lastAccountId/lastThreadId`` when they are on the same
-       channel;
-    3. else the requester's own channel context; ``None`` if there is none.
-    """
-    store = services.store
-    bindings = await services.call(store.bindings.for_session, session_key)
-    requester = None
-    if not bindings and requester_session_key is not None:
-        requester = await services.call(services.catalog.get, requester_session_key)
-    return resolve_delivery_target(bindings, requester_origin, requester, thread_config(services))
-
-
 # --- unbinding -------------------------------------------------------------------------------
 
 
@@ -237,58 +168,6 @@ def _unbind_conversation(
 def _unbind_session(store: Store, session_key: str, now: int, reason: str) -> list[ThreadBinding]:
     with store.transaction() as tx:
         return tx.bindings.unbind_session(session_key, now, reason)
-
-
-async def unbind(
-    services: Runtime,
-    *,
-    channel: str,
-    account_id: str | None,
-    conversation_id: str,
-    reason: str = "unfocus",
-) -> ThreadBinding | None:
-    """End the conversation's binding (``/unfocus``); the binding as ended, or ``None`` when
-    the conversation was not bound. Fires ``subagent_ended``."""
-    name = channel.strip().lower()
-    account = _account(thread_config(services), name, account_id)
-    ended = await services.call(
-        _unbind_conversation,
-        services.store,
-        name,
-        account,
-        conversation_id,
-        services.clock.now_ms(),
-        reason,
-    )
-    if ended is not None:
-        await notify_ended(services, [ended], reason)
-    return ended
-
-
-async def unbind_session(
-    services: Runtime, session_key: str, *, reason: str, outcome: str | None = None
-) -> list[ThreadBinding]:
-    """End every binding of a session (newest first); fires ``subagent_ended`` if any."""
-    ended = await services.call(
-        _unbind_session, services.store, session_key, services.clock.now_ms(), reason
-    )
-    await notify_ended(services, ended, reason, outcome=outcome)
-    return ended
-
-
-async def unbind_deleted_session(
-    services: Runtime, session_key: str, *, deleted: bool, emit_hooks: bool = True
-) -> list[ThreadBinding]:
-    """``sessions.delete``: end the session's bindings (reason ``session-delete``) and, unless
-    ``emit_hooks`` is false, fire ``subagent_ended`` (outcome ``deleted``) — also without
-    bindings when the session was really ``deleted``, as OpenClaw does."""
-    ended = await services.call(
-        _unbind_session, services.store, session_key, services.clock.now_ms(), "session-delete"
-    )
-    if emit_hooks:
-        always = session_key if deleted else None
-        await notify_ended(services, ended, "session-delete", outcome="deleted", always_for=always)
-    return ended
 
 
 # --- expiry ----------------------------------------------------------------------------------
@@ -320,31 +199,177 @@ def expire_bindings_blocking(
     return ended
 
 
-async def sweep_thread_bindings(
-    services: Runtime, now: int | None = None, *, batch: int = SWEEP_BATCH
-) -> list[ThreadBinding]:
-    """One expiry pass (up to ``batch`` bindings); fires ``subagent_ended`` per session with
-    the expiry reason. Returns the ended bindings."""
-    at = services.clock.now_ms() if now is None else now
-    ended = await services.call(expire_bindings_blocking, services.store, at, batch)
-    for reason in ("max-age-expired", "idle-expired"):
-        await notify_ended(
-            services, [binding for binding in ended if binding.unbind_reason == reason], reason
+# --- the bindings of a gateway ---------------------------------------------------------------
+
+
+class ThreadBindings:
+    """A gateway's thread bindings (module docstring): ``channels`` hear of ended bindings
+    (``subagent_ended``), ``config`` gives each channel's default account."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        channels: ChannelRegistry,
+        config: ThreadBindingsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._channels = channels
+        self._config = config
+
+    async def notify_ended(
+        self,
+        ended: Iterable[ThreadBinding],
+        reason: str,
+        *,
+        outcome: str | None = None,
+        always_for: str | None = None,
+    ) -> None:
+        """Fire one ``subagent_ended`` per session among ``ended`` (and for ``always_for`` even
+        when it had no binding)."""
+        by_session: dict[str, list[ThreadBinding]] = {}
+        if always_for is not None:
+            by_session[always_for] = []
+        for binding in ended:
+            by_session.setdefault(binding.session_key, []).append(binding)
+        for session_key, bindings in by_session.items():
+            event = SubagentEnded(
+                target_session_key=session_key,
+                target_kind=target_kind(session_key),
+                reason=reason,
+                send_farewell=True,
+                account_id=bindings[0].account_id if bindings else None,
+                outcome=outcome,
+                bindings=tuple(bindings),
+            )
+            await self._channels.fire_subagent_ended(event)
+
+    # --- inbound routing ---------------------------------------------------------------------
+
+    async def route_inbound(
+        self, channel: str, account_id: str | None, conversation_id: str
+    ) -> str | None:
+        """The session bound to this conversation (its ``lastActivityAt`` set to now), or
+        ``None`` when none is — the caller then routes as usual. ``account_id`` ``None`` means
+        the channel's default account."""
+        name = channel.strip().lower()
+        account = _account(self._config, name, account_id)
+        now = self._clock.now_ms()
+        session_key, expired = await self._workers.run(
+            _route_blocking, self._store, name, account, conversation_id, now
         )
-    return ended
+        if expired is not None:
+            await self.notify_ended([expired], expired.unbind_reason or "expired")
+        return session_key
 
+    # --- completion delivery -----------------------------------------------------------------
 
-async def run_thread_binding_sweeper(
-    services: Runtime, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
-) -> None:
-    """Sweep every ``interval_ms`` until ``stop`` is set (the gateway runs it for its
-    lifetime). A failed pass is logged and the next one tried as usual."""
-    while not stop.is_set():
-        try:
-            await sweep_thread_bindings(services)
-        except StoreError as error:  # the store may be back by the next pass
-            log.warning("thread binding sweep failed: %s", error)
-        except Exception:  # a background loop must outlive one bad pass
-            log.exception("thread binding sweep failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval_ms / 1000)
+    async def delivery_target_for(
+        self,
+        session_key: str,
+        *,
+        requester_origin: Mapping[str, JSON] | None = None,
+        requester_session_key: str | None = None,
+    ) -> DeliveryTarget | None:
+        """Where ``session_key``'s completion (or reply) should be delivered.
+
+        1. Its active bound conversation (the one on the origin's channel and account if
+           several, else the newest);
+        2. else ``requester_origin`` (``{channel, to, accountId, threadId}``, e.g. the run
+           record's ``requesterOrigin``); an origin with a channel but no ``to`` is completed
+           from the requester's ``lastChannel/lastTo/lastAccountId/lastThreadId`` when they are
+           on the same channel;
+        3. else the requester's own channel context; ``None`` if there is none.
+        """
+        bindings = await self._workers.run(self._store.bindings.for_session, session_key)
+        requester = None
+        if not bindings and requester_session_key is not None:
+            requester = await self._workers.run(self._catalog.get, requester_session_key)
+        return resolve_delivery_target(bindings, requester_origin, requester, self._config)
+
+    # --- unbinding ---------------------------------------------------------------------------
+
+    async def unbind(
+        self,
+        *,
+        channel: str,
+        account_id: str | None,
+        conversation_id: str,
+        reason: str = "unfocus",
+    ) -> ThreadBinding | None:
+        """End the conversation's binding (``/unfocus``); the binding as ended, or ``None``
+        when the conversation was not bound. Fires ``subagent_ended``."""
+        name = channel.strip().lower()
+        account = _account(self._config, name, account_id)
+        ended = await self._workers.run(
+            _unbind_conversation,
+            self._store,
+            name,
+            account,
+            conversation_id,
+            self._clock.now_ms(),
+            reason,
+        )
+        if ended is not None:
+            await self.notify_ended([ended], reason)
+        return ended
+
+    async def unbind_session(
+        self, session_key: str, *, reason: str, outcome: str | None = None
+    ) -> list[ThreadBinding]:
+        """End every binding of a session (newest first); fires ``subagent_ended`` if any."""
+        ended = await self._workers.run(
+            _unbind_session, self._store, session_key, self._clock.now_ms(), reason
+        )
+        await self.notify_ended(ended, reason, outcome=outcome)
+        return ended
+
+    async def unbind_deleted_session(
+        self, session_key: str, *, deleted: bool, emit_hooks: bool = True
+    ) -> list[ThreadBinding]:
+        """``sessions.delete``: end the session's bindings (reason ``session-delete``) and,
+        unless ``emit_hooks`` is false, fire ``subagent_ended`` (outcome ``deleted``) — also
+        without bindings when the session was really ``deleted``, as OpenClaw does."""
+        ended = await self._workers.run(
+            _unbind_session, self._store, session_key, self._clock.now_ms(), "session-delete"
+        )
+        if emit_hooks:
+            always = session_key if deleted else None
+            await self.notify_ended(ended, "session-delete", outcome="deleted", always_for=always)
+        return ended
+
+    # --- expiry ------------------------------------------------------------------------------
+
+    async def sweep(
+        self, now: int | None = None, *, batch: int = SWEEP_BATCH
+    ) -> list[ThreadBinding]:
+        """One expiry pass (up to ``batch`` bindings); fires ``subagent_ended`` per session
+        with the expiry reason. Returns the ended bindings."""
+        at = self._clock.now_ms() if now is None else now
+        ended = await self._workers.run(expire_bindings_blocking, self._store, at, batch)
+        for reason in ("max-age-expired", "idle-expired"):
+            await self.notify_ended(
+                [binding for binding in ended if binding.unbind_reason == reason], reason
+            )
+        return ended
+
+    async def run_sweeper(
+        self, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
+    ) -> None:
+        """Sweep every ``interval_ms`` until ``stop`` is set (the gateway runs it for its
+        lifetime). A failed pass is logged and the next one tried as usual."""
+        while not stop.is_set():
+            try:
+                await self.sweep()
+            except StoreError as error:  # the store may be back by the next pass
+                log.warning("thread binding sweep failed: %s", error)
+            except Exception:  # a background loop must outlive one bad pass
+                log.exception("thread binding sweep failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval_ms / 1000)

@@ -24,40 +24,45 @@ from clawline.store.records import InboxItem, SubagentRun, cap_result_text
 from clawline.types import JSON
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.settings import AgentsConfig
+    from clawline.store.base import Store
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = ["end_record", "requester_is_subagent"]
 
 
-def requester_is_subagent(services: Runtime, requester: str) -> bool:
+def requester_is_subagent(store: Store, requester: str) -> bool:
     """A sub-agent (depth >= 1) or cron requester gets the internal-update instruction."""
     if keys.is_cron_key(requester):
         return True
-    entry = services.store.get(requester)
+    entry = store.get(requester)
     return entry is not None and (entry.spawn_depth or 0) >= 1
 
 
-def _archive_at(services: Runtime, record: SubagentRun, now: int) -> int | None:
+def _archive_at(config: AgentsConfig, record: SubagentRun, now: int) -> int | None:
     if record.cleanup != "delete" or (record.spawn_mode or "run") != "run":
         return None
-    agent = services.runs.config.resolve_agent(keys.agent_id_of(record.requester_session_key))
+    agent = config.resolve_agent(keys.agent_id_of(record.requester_session_key))
     minutes = agent.subagents.archive_after_minutes
     return now + minutes * 60_000 if minutes > 0 else None
 
 
 def end_record(
-    services: Runtime,
     work: CatalogTransaction,
     record: SubagentRun,
     ending: Ending,
     *,
+    store: Store,
+    tasks: TaskRegistry,
+    config: AgentsConfig,
     result: str,
     usage: Mapping[str, JSON] | None,
     runtime_ms: int | None,
     now: int,
 ) -> InboxItem | None:
     """Write the end of an active ``record`` (locked by the caller) inside ``work``; return
-    the inbox row written for its requester, if any. Blocking: run on the store thread."""
+    the inbox row written for its requester, if any. ``config`` gives the requester's agent's
+    ``archiveAfterMinutes``. Blocking: run on a store worker."""
     tx = work.tx
     silent = is_token(result, ANNOUNCE_SKIP) or is_token(result, NO_REPLY)
     announce = (
@@ -72,12 +77,12 @@ def end_record(
             outcome=dict(ending.outcome),
             ended_reason=ending.ended_reason,
             frozen_result_text=cap_result_text(result),
-            archive_at_ms=_archive_at(services, record, now),
+            archive_at_ms=_archive_at(config, record, now),
         )
     )
     task = tx.tasks.get(record.task_id) if record.task_id else None
     if task is not None:
-        registry = services.tasks
+        registry = tasks
         if not task.terminal:
             if ending.task_status == "lost":
                 registry.mark_lost(task.task_id, ending.error or "lost", tx=tx)
@@ -91,7 +96,7 @@ def end_record(
             registry.set_delivery(task.task_id, delivery, tx=tx)
     if not announce:
         return None
-    child = services.store.get(record.child_session_key)
+    child = store.get(record.child_session_key)
     event = CompletionEvent.build(
         child_session_key=record.child_session_key,
         child_session_id=None if child is None else child.session_id,
@@ -105,7 +110,7 @@ def end_record(
             session_key=record.child_session_key,
             session_id=None if child is None else child.session_id,
         ),
-        requester_is_subagent=requester_is_subagent(services, record.requester_session_key),
+        requester_is_subagent=requester_is_subagent(store, record.requester_session_key),
     )
     return tx.inbox.add(
         requester_session_key=record.requester_session_key,

@@ -36,8 +36,8 @@ from clawline import keys
 from clawline.agents.settings import AgentsConfig, AgentToAgentPolicy, Visibility
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
     from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "Access",
@@ -46,7 +46,6 @@ __all__ = [
     "a2a_allowed",
     "a2a_denied_message",
     "a2a_disabled_message",
-    "agents_config",
     "cross_visibility_message",
     "load_guard",
     "matches_allow",
@@ -56,12 +55,6 @@ __all__ = [
 ]
 
 Action: TypeAlias = Literal["list", "history", "send", "status"]
-
-
-def agents_config(services: Runtime) -> AgentsConfig:
-    """The agent configuration the run manager loaded (``tools.agentToAgent``,
-    ``tools.sessions``, ``session.agentToAgent``)."""
-    return services.runs.config
 
 
 # --- the A2A allow list ----------------------------------------------------------------------
@@ -202,23 +195,25 @@ class VisibilityGuard:
 
 
 def spawned_keys(store: Store, requester_key: str) -> frozenset[str]:
-    """The requester's direct children (blocking: call through ``Runtime.call``)."""
+    """The requester's direct children (blocking: run it on a store worker)."""
     return frozenset(entry.key for entry in store.children(requester_key))
 
 
 async def load_guard(
-    services: Runtime,
     action: Action,
     requester_key: str,
-    config: AgentsConfig | None = None,
+    *,
+    config: AgentsConfig,
+    store: Store,
+    workers: StoreWorkers,
 ) -> VisibilityGuard:
-    """A guard for ``requester_key`` under the configured visibility and A2A policy; under
-    ``tree`` the requester's direct children are read once from the store."""
-    config = config or agents_config(services)
+    """A guard for ``requester_key`` under the configured visibility and A2A policy
+    (``tools.sessions``, ``tools.agentToAgent`` of ``config``); under ``tree`` the requester's
+    direct children are read once from the store."""
     visibility = config.sessions_visibility
     spawned: frozenset[str] = frozenset()
     if visibility == "tree":
-        spawned = await services.call(spawned_keys, services.store, requester_key)
+        spawned = await workers.run(spawned_keys, store, requester_key)
     return VisibilityGuard(
         action=action,
         requester_key=requester_key,

@@ -12,7 +12,8 @@ Runs live in memory, so after a restart nothing is running. Before the gateway s
    outcome of a failed run with that same error, kept for the idempotency window from now, so
    a retry of the key replays it instead of running again (:mod:`clawline.agents.run_keys`).
 
-The dispatcher then delivers every undelivered inbox row (:meth:`Announcer.start`).
+:class:`StartupRecovery` does it; the announce dispatcher runs it at start-up
+(:meth:`Announcer.start`) and then delivers every undelivered inbox row.
 
 Recovery only ever touches runs of a gateway that is provably gone: it runs in the gateway's
 lifespan, which :func:`clawline.gateway.server.serve` starts only once it holds the store's
@@ -38,9 +39,14 @@ from clawline.store.base import SessionQuery
 from clawline.store.records import SubagentRun
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.settings import AgentsConfig
+    from clawline.clock import Clock
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["RECOVERY_BATCH", "Recovery", "recover", "recover_now"]
+__all__ = ["RECOVERY_BATCH", "Recovery", "StartupRecovery"]
 
 log = logging.getLogger("clawline.collab")
 
@@ -60,85 +66,106 @@ class Recovery:
     """Idempotency keys of lost runs given their outcome."""
 
 
-def _lose(services: Runtime, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
-    lost: list[str] = []
-    announced = 0
-    with services.catalog.transaction() as work:
-        for candidate in batch:
-            record = work.tx.runs.get(candidate.run_id)
-            if record is None or not record.active:
-                continue
-            item = end_record(
-                services,
-                work,
-                record,
-                lost_ending(),
-                result="",
-                usage=None,
-                runtime_ms=now - (record.started_at or record.created_at),
-                now=now,
+class StartupRecovery:
+    """Ends what a previous process left running (module docstring); ``config`` gives each
+    requester's agent's archive setting for the records it ends."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        tasks: TaskRegistry,
+        clock: Clock,
+        config: AgentsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._tasks = tasks
+        self._clock = clock
+        self._config = config
+
+    async def recover(self) -> Recovery:
+        """Recover (on a store worker) and log what was found."""
+        result = await self._workers.run(self.recover_now)
+        if result.lost or result.sessions_failed or result.keys_lost:
+            log.warning(
+                "recovery: %d subagent run(s) lost (%d completion(s) queued), %d session(s)"
+                " marked failed, %d idempotency key(s) of lost runs ended",
+                len(result.lost),
+                result.announced,
+                result.sessions_failed,
+                result.keys_lost,
             )
-            announced += item is not None
-            lost.append(record.run_id)
-            with contextlib.suppress(SessionNotFound):
-                work.patch(
-                    record.child_session_key,
-                    {"status": "failed", "endedAt": now, "abortedLastRun": True},
-                    create=False,
-                )
-    return lost, announced
+        return result
 
-
-def _fail_running(services: Runtime, now: int) -> int:
-    store = services.store
-    failed = 0
-    seen: set[str] = set()
-    while True:
-        page = store.page(SessionQuery(status="running"), None, RECOVERY_BATCH)
-        entries = [entry for entry in page.entries if entry.key not in seen]
-        if not entries:
-            return failed
-        with services.catalog.transaction() as work:
-            for entry in entries:
-                seen.add(entry.key)
-                work.patch(
-                    entry.key,
-                    {"status": "failed", "endedAt": now, "abortedLastRun": True},
-                    create=False,
-                )
-                failed += 1
-
-
-def recover_now(services: Runtime) -> Recovery:
-    """Blocking: run on the store thread, before any run starts."""
-    now = services.clock.now_ms()
-    active = services.store.runs.active()
-    lost: list[str] = []
-    announced = 0
-    for start in range(0, len(active), RECOVERY_BATCH):
-        ended, written = _lose(services, active[start : start + RECOVERY_BATCH], now)
-        lost.extend(ended)
-        announced += written
-    failed = _fail_running(services, now)
-    keys_lost = lose_live_keys(
-        services.store,
-        now=now,
-        ttl_ms=idempotency.IDEMPOTENCY_TTL_MS,
-        error=LOST_ERROR,
-        batch=RECOVERY_BATCH,
-    )
-    return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
-
-
-async def recover(services: Runtime) -> Recovery:
-    result = await services.call(recover_now, services)
-    if result.lost or result.sessions_failed or result.keys_lost:
-        log.warning(
-            "recovery: %d subagent run(s) lost (%d completion(s) queued), %d session(s) marked"
-            " failed, %d idempotency key(s) of lost runs ended",
-            len(result.lost),
-            result.announced,
-            result.sessions_failed,
-            result.keys_lost,
+    def recover_now(self) -> Recovery:
+        """Blocking: run on a store worker, before any run starts."""
+        now = self._clock.now_ms()
+        store = self._store
+        active = store.runs.active()
+        lost: list[str] = []
+        announced = 0
+        for start in range(0, len(active), RECOVERY_BATCH):
+            ended, written = self._lose(active[start : start + RECOVERY_BATCH], now)
+            lost.extend(ended)
+            announced += written
+        failed = self._fail_running(now)
+        keys_lost = lose_live_keys(
+            store,
+            now=now,
+            ttl_ms=idempotency.IDEMPOTENCY_TTL_MS,
+            error=LOST_ERROR,
+            batch=RECOVERY_BATCH,
         )
-    return result
+        return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
+
+    def _lose(self, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
+        lost: list[str] = []
+        announced = 0
+        with self._catalog.transaction() as work:
+            for candidate in batch:
+                record = work.tx.runs.get(candidate.run_id)
+                if record is None or not record.active:
+                    continue
+                item = end_record(
+                    work,
+                    record,
+                    lost_ending(),
+                    store=self._store,
+                    tasks=self._tasks,
+                    config=self._config,
+                    result="",
+                    usage=None,
+                    runtime_ms=now - (record.started_at or record.created_at),
+                    now=now,
+                )
+                announced += item is not None
+                lost.append(record.run_id)
+                with contextlib.suppress(SessionNotFound):
+                    work.patch(
+                        record.child_session_key,
+                        {"status": "failed", "endedAt": now, "abortedLastRun": True},
+                        create=False,
+                    )
+        return lost, announced
+
+    def _fail_running(self, now: int) -> int:
+        failed = 0
+        seen: set[str] = set()
+        while True:
+            page = self._store.page(SessionQuery(status="running"), None, RECOVERY_BATCH)
+            entries = [entry for entry in page.entries if entry.key not in seen]
+            if not entries:
+                return failed
+            with self._catalog.transaction() as work:
+                for entry in entries:
+                    seen.add(entry.key)
+                    work.patch(
+                        entry.key,
+                        {"status": "failed", "endedAt": now, "abortedLastRun": True},
+                        create=False,
+                    )
+                    failed += 1

@@ -50,7 +50,6 @@ from clawline.collab.policy import (
     a2a_allowed,
     a2a_denied_message,
     a2a_disabled_message,
-    agents_config,
     load_guard,
 )
 from clawline.collab.targets import Target, TargetError, resolve_label, resolve_reference
@@ -59,9 +58,12 @@ from clawline.sessions.labels import MAX_LABEL_LENGTH
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
+    from clawline.agents.runs import RunManager
     from clawline.agents.settings import AgentsConfig
-    from clawline.runtime import Runtime
+    from clawline.sessions.catalog import SessionCatalog
     from clawline.sessions.entry import SessionEntry
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["DEFAULT_TIMEOUT_SECONDS", "INTERNAL_CHANNEL", "SessionsSendTool"]
 
@@ -118,6 +120,9 @@ def _result(details: JSONObject, *, is_error: bool = False) -> ToolResult:
 
 
 class SessionsSendTool:
+    """``sessions_send`` (module docstring): runs on ``runs``; ``config`` gives the visibility,
+    the agent-to-agent policy and ``maxPingPongTurns``."""
+
     spec = ToolSpec(
         name="sessions_send",
         description=(
@@ -126,6 +131,21 @@ class SessionsSendTool:
         ),
         parameters=_SCHEMA,
     )
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        runs: RunManager,
+        config: AgentsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._runs = runs
+        self._config = config
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         try:
@@ -136,8 +156,7 @@ class SessionsSendTool:
             agent_id = optional_string(args, "agentId", min_len=1, max_len=64)
         except ArgumentError as error:
             return _result({"status": "error", "error": str(error)}, is_error=True)
-        services = ctx.services
-        config = agents_config(services)
+        config = self._config
         try:
             target = await self._target(ctx, config, session_key, label, agent_id)
         except _Refusal as refusal:
@@ -156,8 +175,7 @@ class SessionsSendTool:
         label: str | None,
         agent_id: str | None,
     ) -> Target:
-        services = ctx.services
-        catalog = services.catalog
+        catalog, workers = self._catalog, self._workers
         if session_key and label:
             raise _Refusal("Provide either sessionKey or label (not both).")
         requester = catalog.canonical(ctx.session_key)
@@ -171,17 +189,19 @@ class SessionsSendTool:
                 if not a2a_allowed(policy, requester_agent, requested_agent):
                     raise _Refusal(a2a_denied_message("send"), "forbidden")
             try:
-                target = await services.call(resolve_label, catalog, label, requested_agent)
+                target = await workers.run(resolve_label, catalog, label, requested_agent)
             except (TargetError, ClawlineError) as error:
                 raise _Refusal(str(error)) from None
         elif session_key:
             try:
-                target = await services.call(resolve_reference, catalog, session_key)
+                target = await workers.run(resolve_reference, catalog, session_key)
             except TargetError as error:
                 raise _Refusal(str(error), error.status) from None
         else:
             raise _Refusal("Either sessionKey or label is required")
-        guard = await load_guard(services, "send", requester, config)
+        guard = await load_guard(
+            "send", requester, config=config, store=self._store, workers=workers
+        )
         access = guard.check(target.key)
         if not access.allowed:
             raise _Refusal(access.error or "forbidden", access.status, target.display)
@@ -195,12 +215,11 @@ class SessionsSendTool:
         message: str,
         timeout_s: int,
     ) -> ToolResult:
-        services = ctx.services
-        requester = services.catalog.canonical(ctx.session_key)
+        requester = self._catalog.canonical(ctx.session_key)
         requester_channel = channel_of(ctx.entry)
         run_id = str(uuid.uuid4())
         try:
-            ack = await services.runs.send(
+            ack = await self._runs.send(
                 session_key=target.key,
                 message=message,
                 idempotency_key=run_id,
@@ -232,7 +251,7 @@ class SessionsSendTool:
         )
         delivery: JSONObject = {"status": "pending", "mode": "announce"}
         if timeout_s == 0:
-            _start_exchange(services, dataclasses.replace(exchange, round_one_run_id=ack.run_id))
+            self._start_exchange(dataclasses.replace(exchange, round_one_run_id=ack.run_id))
             return ToolResult(
                 {
                     "runId": ack.run_id,
@@ -268,7 +287,7 @@ class SessionsSendTool:
             return ToolResult(details, is_error=True)
         reply = reply_of(outcome)
         if reply:
-            _start_exchange(services, dataclasses.replace(exchange, round_one_reply=reply))
+            self._start_exchange(dataclasses.replace(exchange, round_one_reply=reply))
         return ToolResult(
             {
                 "runId": ack.run_id,
@@ -279,8 +298,7 @@ class SessionsSendTool:
             }
         )
 
-
-def _start_exchange(services: Runtime, exchange: Exchange) -> None:
-    services.runs.spawn_background(
-        run_exchange(services, exchange), name=f"a2a {exchange.target_key}"
-    )
+    def _start_exchange(self, exchange: Exchange) -> None:
+        runs = self._runs
+        exchanging = run_exchange(exchange, runs=runs, catalog=self._catalog, workers=self._workers)
+        runs.spawn_background(exchanging, name=f"a2a {exchange.target_key}")

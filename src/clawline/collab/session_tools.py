@@ -32,7 +32,7 @@ from clawline.collab.history import (
     recent_messages,
 )
 from clawline.collab.params import ArgumentError, optional_int, optional_string, optional_strings
-from clawline.collab.policy import agents_config, load_guard
+from clawline.collab.policy import load_guard
 from clawline.collab.rows import tool_row
 from clawline.collab.sanitize import sanitize_message
 from clawline.collab.targets import TargetError, resolve_reference
@@ -42,8 +42,12 @@ from clawline.store.base import SessionQuery
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.agents.settings import AgentsConfig
+    from clawline.clock import Clock
     from clawline.sessions.entry import SessionEntry
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "LIST_KINDS",
@@ -82,6 +86,9 @@ def _listing(catalog: SessionCatalog, query: SessionQuery, limit: int | None) ->
 
 
 class SessionsListTool:
+    """``sessions_list`` (module docstring): ``runs`` tells which sessions are busy; ``config``
+    gives the visibility and the agent-to-agent policy."""
+
     spec = ToolSpec(
         name="sessions_list",
         description=(
@@ -98,6 +105,23 @@ class SessionsListTool:
         },
     )
 
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        runs: RunManager,
+        config: AgentsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._runs = runs
+        self._config = config
+
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         try:
             kinds_raw = optional_strings(args, "kinds")
@@ -109,15 +133,16 @@ class SessionsListTool:
         except ArgumentError as error:
             return ToolResult.error(str(error))
         kinds = {kind.lower() for kind in kinds_raw or ()} & set(LIST_KINDS)
-        services = ctx.services
-        catalog = services.catalog
+        catalog, store, workers = self._catalog, self._store, self._workers
         requester = catalog.canonical(ctx.session_key)
-        guard = await load_guard(services, "list", requester, agents_config(services))
+        guard = await load_guard(
+            "list", requester, config=self._config, store=store, workers=workers
+        )
         since = None
         if active_minutes is not None:
-            since = max(0, services.clock.now_ms() - active_minutes * 60_000)
+            since = max(0, self._clock.now_ms() - active_minutes * 60_000)
         query = SessionQuery(updated_since=since, include_global=True, include_unknown=True)
-        entries = await services.call(_listing, catalog, query, limit)
+        entries = await workers.run(_listing, catalog, query, limit)
         visible = [
             entry
             for entry in entries
@@ -125,33 +150,39 @@ class SessionsListTool:
             and guard.check(entry.key).allowed
             and (not kinds or keys.tool_kind(entry.key, catalog.main_key) in kinds)
         ]
-        builder = RowBuilder(services.store, services.runs.has_active_run)
-        rows = await services.call(builder.build, visible)
+        busy = self._runs.busy_sessions()
+        builder = RowBuilder(store, busy.__contains__)
+        rows = await workers.run(builder.build, visible)
         out = [tool_row(catalog, row) for row in rows]
         if message_limit > 0:
-            await _attach_messages(services, visible, out, message_limit)
+            await self._attach_messages(visible, out, message_limit)
         sessions: list[JSON] = list(out)
         return ToolResult({"count": len(out), "sessions": sessions})
 
+    async def _attach_messages(
+        self, entries: list[SessionEntry], rows: list[JSONObject], limit: int
+    ) -> None:
+        gate = asyncio.Semaphore(HISTORY_READS)
+        store, workers = self._store, self._workers
 
-async def _attach_messages(
-    services: Runtime, entries: list[SessionEntry], rows: list[JSONObject], limit: int
-) -> None:
-    gate = asyncio.Semaphore(HISTORY_READS)
+        async def attach(entry: SessionEntry, row: JSONObject) -> None:
+            async with gate:
+                messages = await workers.run(recent_messages, store, entry.session_id, limit)
+            kept: list[JSON] = [sanitize_message(message).message for message in messages[-limit:]]
+            row["messages"] = kept
 
-    async def attach(entry: SessionEntry, row: JSONObject) -> None:
-        async with gate:
-            messages = await services.call(recent_messages, services.store, entry.session_id, limit)
-        kept: list[JSON] = [sanitize_message(message).message for message in messages[-limit:]]
-        row["messages"] = kept
-
-    await asyncio.gather(*(attach(entry, row) for entry, row in zip(entries, rows, strict=True)))
+        await asyncio.gather(
+            *(attach(entry, row) for entry, row in zip(entries, rows, strict=True))
+        )
 
 
 # --- sessions_history --------------------------------------------------------------------------
 
 
 class SessionsHistoryTool:
+    """``sessions_history`` (module docstring): ``config`` gives the visibility and the
+    agent-to-agent policy."""
+
     spec = ToolSpec(
         name="sessions_history",
         description="Read the recent messages of a session you may see (by key or sessionId).",
@@ -166,6 +197,19 @@ class SessionsHistoryTool:
         },
     )
 
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        config: AgentsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._config = config
+
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         try:
             raw_key = optional_string(args, "sessionKey")
@@ -175,21 +219,22 @@ class SessionsHistoryTool:
             include_tools = _bool(args, "includeTools")
         except ArgumentError as error:
             return ToolResult.error(str(error))
-        services = ctx.services
-        catalog = services.catalog
+        catalog, store, workers = self._catalog, self._store, self._workers
         try:
-            target = await services.call(resolve_reference, catalog, raw_key)
+            target = await workers.run(resolve_reference, catalog, raw_key)
         except TargetError as error:
             return ToolResult.error(str(error), error.status)
         requester = catalog.canonical(ctx.session_key)
-        guard = await load_guard(services, "history", requester, agents_config(services))
+        guard = await load_guard(
+            "history", requester, config=self._config, store=store, workers=workers
+        )
         access = guard.check(target.key)
         if not access.allowed:
             return ToolResult.error(access.error or "forbidden", access.status)
         session_id = None if target.entry is None else target.entry.session_id
         count = min(limit or HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)
-        history = await services.call(
-            read_history, services.store, session_id, count, include_tools=include_tools
+        history = await workers.run(
+            read_history, store, session_id, count, include_tools=include_tools
         )
         messages: list[JSON] = list(history.messages)
         return ToolResult(

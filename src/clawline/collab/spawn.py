@@ -33,8 +33,8 @@ Sub-agent checks, first failure wins (OpenClaw's order), each ``{status, error}`
 8. ``error``: an unknown thinking level (``Invalid thinking level "<x>". Use one of: off,
    minimal, low, medium, high, xhigh.``); a model that does not resolve is skipped with a
    warning (``modelApplied: false``, ``warning``);
-9. ``thread: true``: the thread binding (:func:`clawline.collab.threads.prepare_subagent_thread`
-   texts);
+9. ``thread: true``: the thread binding
+   (:meth:`clawline.collab.threads.ThreadPlanner.prepare_subagent_thread` texts);
    then attachments (:mod:`clawline.collab.attachments`: disabled by default);
    then the plugins' ``subagent_spawning`` hooks (``error``: the first refusal's text);
 10. ``error``: ``Failed to register subagent run: <msg>`` when the spawn transaction fails.
@@ -54,6 +54,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.agents.providers.base import ProviderError
@@ -62,16 +63,16 @@ from clawline.agents.workspace import inside_workspace, workspace_for
 from clawline.channels.planning import bind_failed_text
 from clawline.collab.agents_list import not_in_registry, spawn_targets
 from clawline.collab.attachments import (
+    AttachmentLimits,
     AttachmentRefused,
     PreparedAttachments,
-    attachment_limits,
     attachments_rel_dir,
     prepare_attachments,
     remove_attachments,
     write_attachments,
 )
 from clawline.collab.params import ArgumentError
-from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, acp_accepted_again, spawn_acp
+from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, AcpSpawner, acp_accepted_again
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
     SpawnRequest,
@@ -83,16 +84,19 @@ from clawline.collab.spawn_args import (
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
-from clawline.collab.subagents import ChildLimitReached, max_children_text
-from clawline.collab.threads import (
-    ThreadPlan,
-    ThreadRefusal,
-    prepare_subagent_thread,
-    session_mode_error,
-)
+from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
+from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.agents.providers.registry import ProviderRegistry
+    from clawline.agents.settings import AgentsConfig
+    from clawline.plugins.manager import PluginManager
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "ACP_BACKEND_MISSING",
@@ -149,10 +153,13 @@ def accepted_details(requester: str, child_key: str, run_id: str, mode: str) -> 
     return details
 
 
-async def _accepted_again(ctx: ToolContext, record: SubagentRun) -> ToolResult:
+async def _accepted_again(
+    record: SubagentRun, *, store: Store, workers: StoreWorkers
+) -> ToolResult:
     """The result a spawn already recorded under this call's key answered."""
     if record.runtime == "acp":
-        return ToolResult(await acp_accepted_again(ctx.services, record, RUN_MODE_NOTE))
+        again = await acp_accepted_again(record, RUN_MODE_NOTE, store=store, workers=workers)
+        return ToolResult(again)
     mode = record.spawn_mode or "run"
     requester = record.requester_session_key
     return ToolResult(accepted_details(requester, record.child_session_key, record.run_id, mode))
@@ -165,6 +172,12 @@ def _allowed_text(allow: tuple[str, ...]) -> str:
 
 
 class SessionsSpawnTool:
+    """``sessions_spawn`` (module docstring): sub-agent children through ``subagents``, ACP
+    children through ``acp``. ``config`` gives the requester's subagent limits and the agent
+    registry, ``providers`` resolve a model override, ``threads`` plan ``thread: true``,
+    ``attachments`` are ``tools.sessions_spawn.attachments`` and ``plugins`` run the spawn
+    hooks."""
+
     spec = ToolSpec(
         name="sessions_spawn",
         description=(
@@ -173,6 +186,36 @@ class SessionsSpawnTool:
         ),
         parameters=tool_schema(),
     )
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        config: AgentsConfig,
+        providers: ProviderRegistry,
+        subagents: SubagentRegistry,
+        threads: ThreadPlanner,
+        acp: AcpSpawner,
+        plugins: PluginManager,
+        attachments: AttachmentLimits,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._config = config
+        self._providers = providers
+        self._subagents = subagents
+        self._threads = threads
+        self._acp = acp
+        self._plugins = plugins
+        self._attachments = attachments
+
+    @property
+    def acp_spawner(self) -> AcpSpawner:
+        """What spawns ``runtime: "acp"`` children."""
+        return self._acp
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         refusal = channel_key_refusal(args)
@@ -185,27 +228,30 @@ class SessionsSpawnTool:
         refusal = runtime_refusal(request)
         if refusal is not None:
             return _refused(refusal)
-        earlier = await earlier_spawn(ctx, ctx.services.catalog.canonical(ctx.session_key))
+        requester = self._catalog.canonical(ctx.session_key)
+        store, workers = self._store, self._workers
+        earlier = await earlier_spawn(ctx, requester, store=store, workers=workers)
         if earlier is not None:
-            return await _accepted_again(ctx, earlier)
+            return await _accepted_again(earlier, store=store, workers=workers)
         if request.runtime == "acp":
-            return await spawn_acp(ctx, request, RUN_MODE_NOTE)
-        return await _Spawn(ctx, request).run()
+            return await self._acp.spawn(ctx, request, RUN_MODE_NOTE)
+        return await _Spawn(self, ctx, request).run()
 
 
 class _Spawn:
     """One sub-agent spawn (the checks above, then OpenClaw's spawn sequence)."""
 
-    def __init__(self, ctx: ToolContext, request: SpawnRequest) -> None:
+    def __init__(self, tool: SessionsSpawnTool, ctx: ToolContext, request: SpawnRequest) -> None:
+        self.tool = tool
         self.ctx = ctx
         self.request = request
-        self.services = ctx.services
-        self.requester = self.services.catalog.canonical(ctx.session_key)
+        self.requester = tool._catalog.canonical(ctx.session_key)
 
     async def run(self) -> ToolResult:
-        services, request, requester = self.services, self.request, self.requester
-        entry = await services.call(services.store.get, requester)
-        config = services.runs.config
+        tool, request, requester = self.tool, self.request, self.requester
+        store, workers = tool._store, tool._workers
+        entry = await workers.run(store.get, requester)
+        config = tool._config
         requester_agent = keys.agent_id_of(requester)
         limits = config.resolve_agent(requester_agent).subagents
         target = requester_agent
@@ -222,7 +268,7 @@ class _Spawn:
                 f"{limits.max_spawn_depth})",
                 "forbidden",
             )
-        active = await services.call(services.store.runs.count_active, requester)
+        active = await workers.run(store.runs.count_active, requester)
         if active >= limits.max_children_per_agent:
             return _refused(max_children_text(active, limits.max_children_per_agent), "forbidden")
         if limits.require_agent_id and request.agent_id is None:
@@ -232,7 +278,7 @@ class _Spawn:
             return _refused(
                 f"agentId is not allowed for sessions_spawn (allowed: {allowed})", "forbidden"
             )
-        targets = spawn_targets(config, requester_agent, services.catalog.default_agent_id)
+        targets = spawn_targets(config, requester_agent, tool._catalog.default_agent_id)
         if target not in targets.defined:
             return _refused(not_in_registry(target, targets), "forbidden")
         if request.sandbox == "require":
@@ -267,8 +313,7 @@ class _Spawn:
         )
         thread: ThreadPlan | None = None
         if request.thread:
-            prepared = await prepare_subagent_thread(
-                services,
+            prepared = await tool._threads.prepare_subagent_thread(
                 requester_session_key=requester,
                 child_session_key=plan.child_key,
                 agent_id=target,
@@ -282,12 +327,11 @@ class _Spawn:
         attachments: PreparedAttachments | None = None
         if request.attachments:
             try:
-                limits_raw = attachment_limits(services.settings.raw)
-                attachments = prepare_attachments(request.attachments, limits_raw)
+                attachments = prepare_attachments(request.attachments, tool._attachments)
             except AttachmentRefused as error:
                 return _refused(str(error))
         refusal = await spawning_refusal(
-            services,
+            plugins=tool._plugins,
             requester=requester,
             requester_run_id=self.ctx.run_id,
             child_key=plan.child_key,
@@ -300,11 +344,11 @@ class _Spawn:
         if refusal is not None:
             return _refused(refusal)
         try:
-            await services.subagents.create(
+            await tool._subagents.create(
                 plan, max_children=limits.max_children_per_agent, thread=thread
             )
         except AlreadySpawned as error:
-            return await _accepted_again(self.ctx, error.record)
+            return await _accepted_again(error.record, store=store, workers=workers)
         except ChildLimitReached as error:
             return _refused(error.message, "forbidden")
         except LabelInUse as error:
@@ -323,7 +367,7 @@ class _Spawn:
         if model is None:
             return None, None, None
         try:
-            self.services.runs.providers.resolve(model)
+            self.tool._providers.resolve(model)
         except ProviderError as error:
             log.warning("sessions_spawn: model %r skipped: %s", model, error)
             return None, False, f"model not applied: {error}"
@@ -337,7 +381,7 @@ class _Spawn:
         model_applied: bool | None,
         warning: str | None,
     ) -> ToolResult:
-        services = self.services
+        subagents = self.tool._subagents
         prompt = plan.system_prompt()
         report: JSONObject | None = None
         if attachments is not None:
@@ -346,7 +390,7 @@ class _Spawn:
                 await asyncio.to_thread(write_attachments, workspace, rel_dir, attachments)
             except OSError as error:
                 await asyncio.to_thread(remove_attachments, workspace, rel_dir)
-                await services.subagents.discard(plan)
+                await subagents.discard(plan)
                 return _refused(f"attachments could not be written: {error.strerror or error}")
             report = attachments.report(rel_dir)
             names = ", ".join(item.name for item in attachments.files)
@@ -354,14 +398,14 @@ class _Spawn:
             if self.request.mount_path:
                 prompt += f" (mount hint: {self.request.mount_path})"
         try:
-            await services.subagents.start(plan, extra_system_prompt=prompt)
+            await subagents.start(plan, extra_system_prompt=prompt)
         except ClawlineError as error:
             if attachments is not None:
                 rel_dir = attachments_rel_dir(plan.child_key)
                 await asyncio.to_thread(remove_attachments, workspace, rel_dir)
             return _refused(error.message, childSessionKey=plan.child_key, runId=plan.run_id)
         await fire_spawned(
-            services,
+            plugins=self.tool._plugins,
             requester=self.requester,
             child_key=plan.child_key,
             run_id=plan.run_id,

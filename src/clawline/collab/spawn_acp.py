@@ -22,8 +22,8 @@ Checks, first failure wins, each ``{status, error, errorCode}``:
    ``ACP agent "<id>" is not allowed by policy.`` (``acp.allowedAgents``); ``error``
    ``spawn_failed`` ``ACP agent "<id>" is not configured. Add [acp.agents.<id>] with its
    command.`` (clawline's text);
-7. ``thread: true``: the binding (:func:`clawline.collab.threads.prepare_acp_thread`,
-   ``thread_binding_invalid``);
+7. ``thread: true``: the binding
+   (:meth:`~clawline.collab.threads.ThreadPlanner.prepare_acp_thread`, ``thread_binding_invalid``);
 8. ``error`` ``cwd_resolution_failed``: ``ACP cwd "<cwd>" is not a directory.`` (the spawn's
    ``cwd``, relative to the requester's workspace; else the agent's ``cwd``; else the
    requester's workspace);
@@ -41,6 +41,10 @@ in-thread for follow-ups.``.
 
 A call whose spawn key is already recorded (:mod:`clawline.collab.spawn_key`) gets that
 child's accepted result again (:func:`acp_accepted_again`); no agent is started.
+
+:class:`AcpSpawner` does it, built with the ``[acp]`` settings (in the agent configuration),
+the thread planner, the ACP runtime (its agent processes and relays), the run manager and the
+plugin manager (the spawn hooks).
 """
 
 from __future__ import annotations
@@ -51,31 +55,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawline import keys
-from clawline.acp.runtime_relay import ParentRelay, stream_log_path
 from clawline.agents.settings_acp import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.workspace import ensure_workspace
-from clawline.collab.spawn_acp_plan import (
-    AcpChildPlan,
-    ChildRefused,
-    create_child,
-    discard_child,
-)
+from clawline.collab.spawn_acp_plan import AcpChildPlan, AcpChildren, ChildRefused
 from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
-from clawline.collab.threads import (
-    ThreadPlan,
-    ThreadRefusal,
-    prepare_acp_thread,
-    session_mode_error,
-)
+from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.errors import ClawlineError
 from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.acp.runtime import AcpRuntime
+    from clawline.acp.runtime_relay import ParentRelay
+    from clawline.agents.runs import RunManager
+    from clawline.agents.settings import AgentsConfig
+    from clawline.plugins.manager import PluginManager
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "ACP_BACKEND_MISSING",
@@ -83,9 +83,9 @@ __all__ = [
     "ACP_RUN_THREAD_NOTE",
     "ACP_SESSION_NOTE",
     "ACP_TARGET_REQUIRED",
+    "AcpSpawner",
     "acp_accepted",
     "acp_accepted_again",
-    "spawn_acp",
 ]
 
 ACP_STREAM_NEEDS_REQUESTER = (
@@ -142,11 +142,13 @@ def acp_accepted(
     return details
 
 
-async def acp_accepted_again(services: Runtime, record: SubagentRun, run_note: str) -> JSONObject:
+async def acp_accepted_again(
+    record: SubagentRun, run_note: str, *, store: Store, workers: StoreWorkers
+) -> JSONObject:
     """The accepted result of the ACP spawn that wrote ``record`` (only children without
     ``streamTo: "parent"`` have one, so there is no stream log to name)."""
     child = record.child_session_key
-    bound = await services.call(services.store.bindings.for_session, child, active_only=False)
+    bound = await workers.run(store.bindings.for_session, child, active_only=False)
     return acp_accepted(
         record.requester_session_key,
         child,
@@ -158,69 +160,110 @@ async def acp_accepted_again(services: Runtime, record: SubagentRun, run_note: s
     )
 
 
-async def spawn_acp(ctx: ToolContext, request: SpawnRequest, run_note: str) -> ToolResult:
-    """Spawn an ACP child for ``ctx``'s session; ``run_note`` is the run-mode note."""
-    services = ctx.services
-    config = services.runs.config.acp
-    if not config.enabled:
-        return _refused(ACP_DISABLED, "acp_disabled", "forbidden")
-    if not config.dispatch_enabled:
-        return _refused(ACP_DISPATCH_DISABLED, "acp_disabled", "forbidden")
-    requester = services.catalog.canonical(ctx.session_key)
-    entry = await services.call(services.store.get, requester)
-    if request.stream_to == "parent" and entry is None:
-        return _refused(ACP_STREAM_NEEDS_REQUESTER, "requester_session_required")
-    if request.sandbox == "require":
-        return _refused(ACP_SANDBOX_REQUIRE, "runtime_policy", "forbidden")
-    if request.mode == "session" and not request.thread:
-        return _refused(session_mode_error("acp"), "thread_required")
-    if not config.configured:
-        return _refused(ACP_BACKEND_MISSING, "spawn_failed")
-    target = (request.agent_id or config.default_agent or "").strip().lower()
-    if not target:
-        return _refused(ACP_TARGET_REQUIRED, "target_agent_required")
-    if not config.allows(target):
-        return _refused(
-            f'ACP agent "{target}" is not allowed by policy.', "agent_forbidden", "forbidden"
-        )
-    agent = config.agents.get(target)
-    if agent is None:
-        return _refused(
-            f'ACP agent "{target}" is not configured. Add [acp.agents.{target}] with its command.',
-            "spawn_failed",
-        )
-    child_key = keys.acp_session_key(target, str(uuid.uuid4()))
-    thread: ThreadPlan | None = None
-    if request.thread:
-        prepared = await prepare_acp_thread(
-            services,
-            requester_session_key=requester,
-            child_session_key=child_key,
+class AcpSpawner:
+    """ACP spawns (module docstring). ``config`` gives ``[acp]`` and the requester's agent's
+    default run timeout; ``children`` writes the children."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        runs: RunManager,
+        acp: AcpRuntime,
+        threads: ThreadPlanner,
+        children: AcpChildren,
+        plugins: PluginManager,
+        config: AgentsConfig,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._runs = runs
+        self._acp = acp
+        self._threads = threads
+        self._children = children
+        self._plugins = plugins
+        self._config = config
+
+    async def accepted_again(self, record: SubagentRun, run_note: str) -> JSONObject:
+        """:func:`acp_accepted_again` on this gateway's store."""
+        return await acp_accepted_again(record, run_note, store=self._store, workers=self._workers)
+
+    async def spawn(self, ctx: ToolContext, request: SpawnRequest, run_note: str) -> ToolResult:
+        """Spawn an ACP child for ``ctx``'s session; ``run_note`` is the run-mode note."""
+        config = self._config.acp
+        if not config.enabled:
+            return _refused(ACP_DISABLED, "acp_disabled", "forbidden")
+        if not config.dispatch_enabled:
+            return _refused(ACP_DISPATCH_DISABLED, "acp_disabled", "forbidden")
+        requester = self._catalog.canonical(ctx.session_key)
+        entry = await self._workers.run(self._store.get, requester)
+        if request.stream_to == "parent" and entry is None:
+            return _refused(ACP_STREAM_NEEDS_REQUESTER, "requester_session_required")
+        if request.sandbox == "require":
+            return _refused(ACP_SANDBOX_REQUIRE, "runtime_policy", "forbidden")
+        if request.mode == "session" and not request.thread:
+            return _refused(session_mode_error("acp"), "thread_required")
+        if not config.configured:
+            return _refused(ACP_BACKEND_MISSING, "spawn_failed")
+        target = (request.agent_id or config.default_agent or "").strip().lower()
+        if not target:
+            return _refused(ACP_TARGET_REQUIRED, "target_agent_required")
+        if not config.allows(target):
+            return _refused(
+                f'ACP agent "{target}" is not allowed by policy.', "agent_forbidden", "forbidden"
+            )
+        agent = config.agents.get(target)
+        if agent is None:
+            return _refused(
+                f'ACP agent "{target}" is not configured. Add [acp.agents.{target}] with its '
+                "command.",
+                "spawn_failed",
+            )
+        child_key = keys.acp_session_key(target, str(uuid.uuid4()))
+        thread: ThreadPlan | None = None
+        if request.thread:
+            prepared = await self._threads.prepare_acp_thread(
+                requester_session_key=requester,
+                child_session_key=child_key,
+                agent_id=target,
+                label=request.label,
+                requester_entry=entry,
+            )
+            if isinstance(prepared, ThreadRefusal):
+                return _refused(prepared.error, prepared.error_code or "thread_binding_invalid")
+            thread = prepared
+        workspace = await asyncio.to_thread(ensure_workspace, ctx.workspace)
+        cwd = await asyncio.to_thread(_resolve_cwd, request.cwd, agent, workspace)
+        if isinstance(cwd, str):
+            return _refused(cwd, "cwd_resolution_failed")
+        limits = self._config.resolve_agent(keys.agent_id_of(requester)).subagents
+        plan = AcpChildPlan.build(
+            request,
+            requester=requester,
+            requester_depth=(entry.spawn_depth if entry is not None else None) or 0,
+            child_key=child_key,
             agent_id=target,
-            label=request.label,
-            requester_entry=entry,
+            cwd=str(cwd),
+            workspace_dir=str(workspace),
+            default_timeout_s=limits.run_timeout_seconds,
+            spawn_key=spawn_key(ctx),
         )
-        if isinstance(prepared, ThreadRefusal):
-            return _refused(prepared.error, prepared.error_code or "thread_binding_invalid")
-        thread = prepared
-    workspace = await asyncio.to_thread(ensure_workspace, ctx.workspace)
-    cwd = await asyncio.to_thread(_resolve_cwd, request.cwd, agent, workspace)
-    if isinstance(cwd, str):
-        return _refused(cwd, "cwd_resolution_failed")
-    plan = AcpChildPlan.build(
-        request,
-        requester=requester,
-        requester_depth=(entry.spawn_depth if entry is not None else None) or 0,
-        child_key=child_key,
-        agent_id=target,
-        cwd=str(cwd),
-        workspace_dir=str(workspace),
-        default_timeout_s=ctx.services.runs.config.resolve_agent(
-            keys.agent_id_of(requester)
-        ).subagents.run_timeout_seconds,
-        spawn_key=spawn_key(ctx),
-    )
-    return await _Start(ctx, plan, agent, thread, run_note).run()
+        start = _Start(
+            plan,
+            agent,
+            thread,
+            run_note,
+            requester_run_id=ctx.run_id,
+            spawner=self,
+            children=self._children,
+            acp=self._acp,
+            runs=self._runs,
+            plugins=self._plugins,
+        )
+        return await start.run()
 
 
 def _resolve_cwd(raw: str | None, agent: AcpAgentConfig, workspace: Path) -> Path | str:
@@ -240,24 +283,34 @@ class _Start:
 
     def __init__(
         self,
-        ctx: ToolContext,
         plan: AcpChildPlan,
         agent: AcpAgentConfig,
         thread: ThreadPlan | None,
         run_note: str,
+        *,
+        requester_run_id: str,
+        spawner: AcpSpawner,
+        children: AcpChildren,
+        acp: AcpRuntime,
+        runs: RunManager,
+        plugins: PluginManager,
     ) -> None:
-        self.services = ctx.services
-        self.requester_run_id = ctx.run_id
         self.plan = plan
         self.agent = agent
         self.thread = thread
         self.run_note = run_note
+        self.requester_run_id = requester_run_id
+        self.spawner = spawner
+        self.children = children
+        self.acp = acp
+        self.runs = runs
+        self.plugins = plugins
         self.dispatched = False
 
     async def run(self) -> ToolResult:
-        services, plan = self.services, self.plan
+        plan = self.plan
         refusal = await spawning_refusal(
-            services,
+            plugins=self.plugins,
             requester=plan.requester,
             requester_run_id=self.requester_run_id,
             child_key=plan.child_key,
@@ -270,9 +323,9 @@ class _Start:
         if refusal is not None:
             return _refused(refusal, "spawn_failed")
         try:
-            child = await create_child(services, plan, self.thread)
+            child = await self.children.create(plan, self.thread)
         except AlreadySpawned as error:
-            return ToolResult(await acp_accepted_again(services, error.record, self.run_note))
+            return ToolResult(await self.spawner.accepted_again(error.record, self.run_note))
         except ChildRefused as error:
             return _refused(error.message, error.code)
         try:
@@ -288,10 +341,9 @@ class _Start:
         from clawline.acp.runtime import WatchedRun  # loads the ACP SDK
         from clawline.errors import AcpAgentError
 
-        services, plan = self.services, self.plan
-        runtime = services.acp
+        plan, acp = self.plan, self.acp
         try:
-            opened = await runtime.open(
+            opened = await acp.open(
                 session_key=plan.child_key,
                 session_id=session_id,
                 agent=self.agent,
@@ -302,25 +354,24 @@ class _Start:
         except AcpAgentError as error:
             await self._undo()
             return _refused(error.message, "spawn_failed")
-        await plan.record_session(services, opened.process.session_id)
+        await self.children.record_session(plan, opened.process.session_id)
         relay: ParentRelay | None = None
         if plan.stream_to_parent:
-            relay = ParentRelay(
-                services,
+            relay = acp.relay(
                 parent_key=plan.requester,
                 child_key=plan.child_key,
                 run_id=plan.run_id,
                 agent_id=plan.agent_id,
-                log_path=stream_log_path(services.settings.state_dir, session_id),
+                child_session_id=session_id,
             )
-        runtime.watch(WatchedRun(plan.run_id, plan.task_id, not plan.stream_to_parent, relay))
+        acp.watch(WatchedRun(plan.run_id, plan.task_id, not plan.stream_to_parent, relay))
         if relay is not None:
             await relay.start()
         # From here a cancelled caller leaves the run to finish: send() has no await before it
         # reserves the run, and it shields the rest.
         self.dispatched = True
         try:
-            await services.runs.send(
+            await self.runs.send(
                 session_key=plan.child_key,
                 message=plan.task,
                 idempotency_key=plan.run_id,
@@ -332,7 +383,7 @@ class _Start:
             await self._undo()
             return _refused(error.message, "dispatch_failed")
         await fire_spawned(
-            services,
+            plugins=self.plugins,
             requester=plan.requester,
             child_key=plan.child_key,
             run_id=plan.run_id,
@@ -345,11 +396,10 @@ class _Start:
 
     async def _undo(self) -> None:
         """Stop the agent (if started) and delete what the spawn wrote."""
-        plan = self.plan
-        runtime = self.services.acp
-        runtime.unwatch(plan.run_id)
-        closing = runtime.close(plan.child_key)
-        await discard_child(self.services, plan)
+        plan, acp = self.plan, self.acp
+        acp.unwatch(plan.run_id)
+        closing = acp.close(plan.child_key)
+        await self.children.discard(plan)
         if closing is not None:
             await closing
 

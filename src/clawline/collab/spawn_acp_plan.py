@@ -13,7 +13,8 @@
   ``expectsCompletionMessage: false`` — the requester's inbox row (the durable announce).
   Session-mode children are not announced (their output belongs to their thread).
 
-A failed start deletes all of it again (:func:`discard_child`).
+:class:`AcpChildren` writes it (:meth:`~AcpChildren.create`); a failed start deletes all of it
+again (:meth:`~AcpChildren.discard`).
 
 The record carries the spawn's key (:mod:`clawline.collab.spawn_key`); the transaction takes
 the requester's spawn lock first, and a key already recorded raises
@@ -41,9 +42,13 @@ from clawline.store.records import SubagentRun
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.clock import Clock
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["AcpChildPlan", "ChildRefused", "create_child", "discard_child"]
+__all__ = ["AcpChildPlan", "AcpChildren", "ChildRefused"]
 
 log = logging.getLogger("clawline.collab")
 
@@ -137,12 +142,12 @@ class AcpChildPlan:
             changes["deliveryContext"] = thread.delivery_context()
         return changes
 
-    def record(self, services: Runtime, now: int) -> SubagentRun:
+    def record(self, now: int, *, main_key: str) -> SubagentRun:
         return SubagentRun(
             run_id=self.run_id,
             child_session_key=self.child_key,
             requester_session_key=self.requester,
-            requester_display_key=keys.display_key(self.requester, services.settings.main_key),
+            requester_display_key=keys.display_key(self.requester, main_key),
             task=self.task,
             created_at=now,
             started_at=now,
@@ -157,84 +162,102 @@ class AcpChildPlan:
             spawn_key=self.spawn_key,
         )
 
-    async def record_session(self, services: Runtime, acp_session_id: str | None) -> None:
+
+class AcpChildren:
+    """Writes and deletes ACP children (module docstring); ``main_key`` gives the requester's
+    display key on the run record."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        tasks: TaskRegistry,
+        main_key: str,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._tasks = tasks
+        self._main_key = main_key
+
+    async def create(self, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
+        """Write the child, binding, task and record; raises :class:`ChildRefused` or
+        :class:`~clawline.collab.spawn_key.AlreadySpawned`."""
+        try:
+            entry = await self._workers.run(self._create_now, plan, thread)
+        except AlreadySpawned:
+            raise
+        except LabelInUse as error:
+            raise ChildRefused(error.message, "spawn_failed") from error
+        except Conflict as error:
+            if thread is None:
+                text = f"Failed to register ACP run: {error.message}"
+                raise ChildRefused(text, "spawn_failed") from error
+            raise ChildRefused(bind_failed_text(error.message), "thread_binding_invalid") from error
+        except ClawlineError as error:
+            text = f"Failed to register ACP run: {error.message}"
+            raise ChildRefused(text, "spawn_failed") from None
+        return entry
+
+    def _create_now(self, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
+        with self._catalog.transaction() as work:
+            tx = work.tx
+            if plan.spawn_key is not None:
+                tx.runs.count_active(plan.requester)  # the requester's spawn lock
+                earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
+                if earlier is not None:
+                    raise AlreadySpawned(earlier)
+            changes = plan.entry_changes(thread)
+            entry = work.patch(plan.child_key, changes, cause=Cause("create")).after
+            assert entry is not None
+            now = self._clock.now_ms()
+            if thread is not None:
+                bind_thread(self._store, thread, plan.child_key, now, tx=tx)
+            self._tasks.create(
+                runtime="acp",
+                task=plan.task,
+                requester_session_key=plan.requester,
+                child_session_key=plan.child_key,
+                run_id=plan.run_id,
+                label=plan.label,
+                agent_id=plan.agent_id,
+                source_id=plan.run_id,
+                running=True,
+                task_id=plan.task_id,
+                tx=tx,
+            )
+            if not plan.stream_to_parent:
+                tx.runs.insert(plan.record(now, main_key=self._main_key))
+        return entry
+
+    async def record_session(self, plan: AcpChildPlan, acp_session_id: str | None) -> None:
         """Remember the agent's session id (so a later run can ``session/load`` it)."""
         if acp_session_id is None:
             return
-        changes: JSONObject = {ACP_META: self.meta(acp_session_id)}
+        changes: JSONObject = {ACP_META: plan.meta(acp_session_id)}
         try:
-            await services.call(services.catalog.patch, self.child_key, changes, create=False)
+            await self._workers.run(self._catalog.patch, plan.child_key, changes, create=False)
         except ClawlineError as error:
-            log.warning("ACP session id of %s not stored: %s", self.child_key, error)
+            log.warning("ACP session id of %s not stored: %s", plan.child_key, error)
 
-
-async def create_child(
-    services: Runtime, plan: AcpChildPlan, thread: ThreadPlan | None
-) -> SessionEntry:
-    """Write the child, binding, task and record; raises :class:`ChildRefused` or
-    :class:`~clawline.collab.spawn_key.AlreadySpawned`."""
-    try:
-        entry = await services.call(_create_now, services, plan, thread)
-    except AlreadySpawned:
-        raise
-    except LabelInUse as error:
-        raise ChildRefused(error.message, "spawn_failed") from error
-    except Conflict as error:
-        if thread is None:
-            text = f"Failed to register ACP run: {error.message}"
-            raise ChildRefused(text, "spawn_failed") from error
-        raise ChildRefused(bind_failed_text(error.message), "thread_binding_invalid") from error
-    except ClawlineError as error:
-        raise ChildRefused(f"Failed to register ACP run: {error.message}", "spawn_failed") from None
-    return entry
-
-
-def _create_now(services: Runtime, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
-    with services.catalog.transaction() as work:
-        tx = work.tx
-        if plan.spawn_key is not None:
-            tx.runs.count_active(plan.requester)  # the requester's spawn lock
-            earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
-            if earlier is not None:
-                raise AlreadySpawned(earlier)
-        entry = work.patch(plan.child_key, plan.entry_changes(thread), cause=Cause("create")).after
-        assert entry is not None
-        now = services.clock.now_ms()
-        if thread is not None:
-            bind_thread(services.store, thread, plan.child_key, now, tx=tx)
-        services.tasks.create(
-            runtime="acp",
-            task=plan.task,
-            requester_session_key=plan.requester,
-            child_session_key=plan.child_key,
-            run_id=plan.run_id,
-            label=plan.label,
-            agent_id=plan.agent_id,
-            source_id=plan.run_id,
-            running=True,
-            task_id=plan.task_id,
-            tx=tx,
-        )
-        if not plan.stream_to_parent:
-            tx.runs.insert(plan.record(services, now))
-    return entry
-
-
-async def discard_child(services: Runtime, plan: AcpChildPlan) -> None:
-    """Delete a provisional child with its record, task and binding."""
-    try:
-        await services.call(_discard_now, services, plan)
-    except Exception:
-        log.exception("provisional ACP child %s could not be deleted", plan.child_key)
-
-
-def _discard_now(services: Runtime, plan: AcpChildPlan) -> SessionEntry | None:
-    with services.catalog.transaction() as work:
-        tx = work.tx
-        tx.runs.delete(plan.run_id)
-        tx.tasks.delete(plan.task_id)
-        tx.bindings.unbind_session(plan.child_key, services.clock.now_ms(), "spawn-failed")
+    async def discard(self, plan: AcpChildPlan) -> None:
+        """Delete a provisional child with its record, task and binding."""
         try:
-            return work.delete(plan.child_key, cause=Cause("delete")).before
-        except SessionNotFound:
-            return None
+            await self._workers.run(self._discard_now, plan)
+        except Exception:
+            log.exception("provisional ACP child %s could not be deleted", plan.child_key)
+
+    def _discard_now(self, plan: AcpChildPlan) -> SessionEntry | None:
+        with self._catalog.transaction() as work:
+            tx = work.tx
+            tx.runs.delete(plan.run_id)
+            tx.tasks.delete(plan.task_id)
+            tx.bindings.unbind_session(plan.child_key, self._clock.now_ms(), "spawn-failed")
+            try:
+                return work.delete(plan.child_key, cause=Cause("delete")).before
+            except SessionNotFound:
+                return None

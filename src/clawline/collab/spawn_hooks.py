@@ -1,6 +1,6 @@
-"""The plugins' subagent hooks (``services.plugins``): ``subagent_spawning`` (may refuse),
-``subagent_spawned`` and ``subagent_ended``. Events in OpenClaw's camelCase shape; nothing is
-built when no plugin implements the hook.
+"""The plugins' subagent hooks (through the plugin manager, ``plugins``): ``subagent_spawning``
+(may refuse), ``subagent_spawned`` and ``subagent_ended``. Events in OpenClaw's camelCase
+shape; nothing is built when no plugin implements the hook.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from clawline.types import JSONObject
 
 if TYPE_CHECKING:
     from clawline.collab.completion import Ending
-    from clawline.runtime import Runtime
+    from clawline.plugins.manager import PluginManager
     from clawline.store.records import SubagentRun
 
 __all__ = ["ended_outcome", "fire_spawned", "fire_subagent_ended", "spawning_refusal"]
@@ -48,8 +48,8 @@ def _spawn_event(
 
 
 async def spawning_refusal(
-    services: Runtime,
     *,
+    plugins: PluginManager,
     requester: str,
     requester_run_id: str | None,
     child_key: str,
@@ -61,7 +61,6 @@ async def spawning_refusal(
 ) -> str | None:
     """``subagent_spawning``: the refusal text of the first plugin that refuses, else
     ``None``. Call it after the spawn's own checks and before anything is written."""
-    plugins = services.plugins
     if not plugins.implements("subagent_spawning"):
         return None
     event = _spawn_event(
@@ -80,8 +79,8 @@ async def spawning_refusal(
 
 
 async def fire_spawned(
-    services: Runtime,
     *,
+    plugins: PluginManager,
     requester: str,
     child_key: str,
     run_id: str,
@@ -91,7 +90,6 @@ async def fire_spawned(
     runtime: str,
 ) -> None:
     """``subagent_spawned``: the child exists and its run was started."""
-    plugins = services.plugins
     if not plugins.implements("subagent_spawned"):
         return
     event = _spawn_event(
@@ -113,10 +111,9 @@ def ended_outcome(ending: Ending) -> str:
 
 
 async def fire_subagent_ended(
-    services: Runtime, record: SubagentRun, outcome: str, error: str | None
+    record: SubagentRun, outcome: str, error: str | None, *, plugins: PluginManager
 ) -> None:
     """``subagent_ended``: the child's run record ended with ``outcome``."""
-    plugins = services.plugins
     if not plugins.implements("subagent_ended"):
         return
     child = record.child_session_key

@@ -27,6 +27,8 @@ from clawline.store.records import SubagentRun
 
 if TYPE_CHECKING:
     from clawline.agents.tools.base import ToolContext
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["AlreadySpawned", "earlier_spawn", "spawn_key"]
 
@@ -46,10 +48,11 @@ def spawn_key(ctx: ToolContext) -> str | None:
     return f"{ctx.entry.session_id}/{ctx.tool_call_id}"
 
 
-async def earlier_spawn(ctx: ToolContext, requester: str) -> SubagentRun | None:
+async def earlier_spawn(
+    ctx: ToolContext, requester: str, *, store: Store, workers: StoreWorkers
+) -> SubagentRun | None:
     """The run record this call's spawn already made, if any."""
     key = spawn_key(ctx)
     if key is None:
         return None
-    services = ctx.services
-    return await services.call(services.store.runs.by_spawn_key, requester, key)
+    return await workers.run(store.runs.by_spawn_key, requester, key)

@@ -1,4 +1,4 @@
-"""The sub-agent registry (``services.subagents``): run records of spawned children from their
+"""The sub-agent registry (``runtime.subagents``): run records of spawned children from their
 creation to their end (docs/design-agents.md).
 
 - :meth:`SubagentRegistry.create` — one transaction creates the child entry (lineage, depth,
@@ -8,10 +8,12 @@ creation to their end (docs/design-agents.md).
 - :meth:`SubagentRegistry.start` sends the child's run (lane ``subagent``); a failure there
   deletes the child, its record and its task again (as OpenClaw does).
 - Completion: every run the registry started is watched through the run manager's run-end
-  hook; when it ends, :func:`~clawline.collab.ending.end_record` writes the record's end, the
-  task's status and the requester's inbox row in one transaction, and the announce dispatcher
-  is told. Runs aborted by a gateway shutdown are left as they are: start-up recovery ends them
-  as ``lost`` (``clawline.collab.recovery``), exactly like runs cut off by a crash.
+  hook (:meth:`SubagentRegistry.run_ended`, registered by the runtime, as is
+  :meth:`SubagentRegistry.delivery_done` on the announce dispatcher); when it ends,
+  :func:`~clawline.collab.ending.end_record` writes the record's end, the task's status and the
+  requester's inbox row in one transaction, and the announce dispatcher is told. Runs aborted
+  by a gateway shutdown are left as they are: start-up recovery ends them as ``lost``
+  (``clawline.collab.recovery``), exactly like runs cut off by a crash.
 - An orchestrator whose turn ends **done** while its own children still run, or while their
   completions wait in its inbox, is not announced yet (OpenClaw defers it too): its record stays
   active and the registry remembers it as *deferred*. The children's completions are delivered to it
@@ -55,7 +57,15 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from clawline.agents.run import SendAck
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.agents.settings import AgentsConfig
+    from clawline.clock import Clock
+    from clawline.collab.announce import Announcer
+    from clawline.plugins.manager import PluginManager
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = ["ChildLimitReached", "NotRunning", "SubagentRegistry", "max_children_text"]
 
@@ -81,8 +91,33 @@ class NotRunning(ClawlineError):
 
 
 class SubagentRegistry:
-    def __init__(self, services: Runtime) -> None:
-        self._services = services
+    """Run records of spawned children (module docstring). ``config`` gives the requesters'
+    agents' subagent settings; ``main_key`` the display form of a requester's key."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        tasks: TaskRegistry,
+        runs: RunManager,
+        announcer: Announcer,
+        plugins: PluginManager,
+        config: AgentsConfig,
+        main_key: str,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._tasks = tasks
+        self._runs = runs
+        self._announcer = announcer
+        self._plugins = plugins
+        self._config = config
+        self._main_key = main_key
         self._watched: set[str] = set()
         """Run ids of children this process started and whose end is not written yet."""
         self._deferred: dict[str, tuple[str, RunOutcome]] = {}
@@ -91,8 +126,6 @@ class SubagentRegistry:
         self._waited: set[str] = set()
         """Deferred orchestrators that have had pending descendants."""
         self._settling: set[asyncio.Task[None]] = set()
-        services.announcer.on_delivery_done(self._delivery_done)
-        services.runs.on_run_end(self._run_ended)
 
     # --- spawning --------------------------------------------------------------------------
 
@@ -103,13 +136,12 @@ class SubagentRegistry:
         Raises :class:`~clawline.collab.spawn_key.AlreadySpawned` (the plan's spawn key is
         recorded: nothing is written), :class:`ChildLimitReached`, ``Conflict`` (the thread's
         conversation was bound meanwhile) or another :class:`ClawlineError`."""
-        return await self._services.call(self._create_now, plan, max_children, thread)
+        return await self._workers.run(self._create_now, plan, max_children, thread)
 
     def _create_now(
         self, plan: ChildPlan, max_children: int, thread: ThreadPlan | None
     ) -> SubagentRun:
-        services = self._services
-        with services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             tx = work.tx
             active = tx.runs.count_active(plan.requester)
             if plan.spawn_key is not None:
@@ -122,10 +154,10 @@ class SubagentRegistry:
             if thread is not None:
                 changes["deliveryContext"] = thread.delivery_context()
             work.patch(plan.child_key, changes, cause=Cause("create"))
-            now = services.clock.now_ms()
+            now = self._clock.now_ms()
             if thread is not None:
-                bind_thread(services.store, thread, plan.child_key, now, tx=tx)
-            services.tasks.create(
+                bind_thread(self._store, thread, plan.child_key, now, tx=tx)
+            self._tasks.create(
                 runtime="subagent",
                 task=plan.task,
                 requester_session_key=plan.requester,
@@ -141,7 +173,7 @@ class SubagentRegistry:
                 run_id=plan.run_id,
                 child_session_key=plan.child_key,
                 requester_session_key=plan.requester,
-                requester_display_key=keys.display_key(plan.requester, services.settings.main_key),
+                requester_display_key=keys.display_key(plan.requester, self._main_key),
                 task=plan.task,
                 created_at=now,
                 started_at=now,
@@ -163,7 +195,7 @@ class SubagentRegistry:
         re-raise."""
         self._watched.add(plan.run_id)
         try:
-            return await self._services.runs.send(
+            return await self._runs.send(
                 session_key=plan.child_key,
                 message=plan.message(),
                 idempotency_key=plan.run_id,
@@ -181,16 +213,16 @@ class SubagentRegistry:
     async def discard(self, plan: ChildPlan) -> None:
         """Delete a provisional child with its record and task."""
         try:
-            await self._services.call(self._discard_now, plan)
+            await self._workers.run(self._discard_now, plan)
         except Exception:
             log.exception("provisional child %s could not be deleted", plan.child_key)
 
     def _discard_now(self, plan: ChildPlan) -> SessionEntry | None:
-        with self._services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             tx = work.tx
             tx.runs.delete(plan.run_id)
             tx.tasks.delete(plan.task_id)
-            now = self._services.clock.now_ms()
+            now = self._clock.now_ms()
             tx.bindings.unbind_session(plan.child_key, now, "spawn-failed")
             try:
                 return work.delete(plan.child_key, cause=Cause("delete")).before
@@ -199,7 +231,8 @@ class SubagentRegistry:
 
     # --- completion ------------------------------------------------------------------------
 
-    def _run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+    def run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        """The run-end hook: a watched child's end ends its record (or defers it)."""
         if run.run_id in self._watched:
             self._watched.discard(run.run_id)
             record_run_id = run.run_id
@@ -207,7 +240,7 @@ class SubagentRegistry:
             record_run_id = self._deferred[run.session_key][0]
         else:
             return None
-        if self._services.runs.closed and outcome.status == "killed":
+        if self._runs.closed and outcome.status == "killed":
             return None  # cut off by the shutdown: start-up recovery ends it as lost
         if outcome.status != "done":
             self._deferred.pop(run.session_key, None)
@@ -226,34 +259,34 @@ class SubagentRegistry:
 
     async def _settle(self, child_key: str) -> None:
         """End a deferred orchestrator's record once none of its descendants is pending."""
-        services = self._services
         if child_key not in self._deferred:
             return
         try:
-            pending = await services.call(self._pending_now, child_key)
+            pending = await self._workers.run(self._pending_now, child_key)
         except ClawlineError as error:
             log.warning("pending children of %s not read: %s", child_key, error)
             return  # the next turn end or child end looks again
         deferred = self._deferred.get(child_key)
         if deferred is None:
             return
-        if pending or services.announcer.delivering_to(child_key):
+        if pending or self._announcer.delivering_to(child_key):
             self._waited.add(child_key)
             return
-        if child_key in self._waited and services.runs.has_active_run(child_key):
+        if child_key in self._waited and self._runs.has_active_run(child_key):
             return  # a turn on delivered completions is under way; its end looks again
         del self._deferred[child_key]
         self._waited.discard(child_key)
         await self._end_with(*deferred)
 
-    def _delivery_done(self, requester: str) -> None:
-        if requester in self._deferred and not self._services.runs.has_active_run(requester):
+    def delivery_done(self, requester: str) -> None:
+        """The dispatcher's delivery-done callback: a deferred orchestrator looks again."""
+        if requester in self._deferred and not self._runs.has_active_run(requester):
             task = asyncio.ensure_future(self._settle(requester))
             self._settling.add(task)
             task.add_done_callback(self._settling.discard)
 
     def _pending_now(self, child_key: str) -> bool:
-        store = self._services.store
+        store = self._store
         return store.runs.count_active(child_key) > 0 or bool(store.inbox.pending_for(child_key))
 
     def deferred(self) -> set[str]:
@@ -274,22 +307,22 @@ class SubagentRegistry:
             if delay:
                 await asyncio.sleep(delay)
             try:
-                ended, requester = await self._services.call(
+                ended, requester = await self._workers.run(
                     self._complete_now, run_id, ending, result, usage, runtime_ms
                 )
             except ClawlineError as error:
                 log.warning("end of run %s not written (try %d): %s", run_id, attempt, error)
                 continue
             if requester is not None:
-                self._services.announcer.kick(requester)
+                self._announcer.kick(requester)
             if ended is not None:
                 await fire_subagent_ended(
-                    self._services, ended, ended_outcome(ending), ending.error
+                    ended, ended_outcome(ending), ending.error, plugins=self._plugins
                 )
             if ended is not None:
                 parent: str | None = ended.requester_session_key
             elif self._deferred:  # ended elsewhere (a kill): whose child was it?
-                parent = await self._services.call(self._requester_of, run_id)
+                parent = await self._workers.run(self._requester_of, run_id)
             else:
                 parent = None
             if parent is not None and parent in self._deferred:
@@ -306,17 +339,18 @@ class SubagentRegistry:
         runtime_ms: int | None,
     ) -> tuple[SubagentRun | None, str | None]:
         """The record ended (``None`` when it was not active) and the requester to kick."""
-        services = self._services
-        with services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             record = work.tx.runs.get(run_id)
             if record is None or not record.active:
                 return None, None
-            now = services.clock.now_ms()
+            now = self._clock.now_ms()
             item = end_record(
-                services,
                 work,
                 record,
                 ending,
+                store=self._store,
+                tasks=self._tasks,
+                config=self._config,
                 result=result,
                 usage=usage,
                 runtime_ms=(
@@ -329,7 +363,7 @@ class SubagentRegistry:
         return record, None if item is None else item.requester_session_key
 
     def _requester_of(self, run_id: str) -> str | None:
-        record = self._services.store.runs.get(run_id)
+        record = self._store.runs.get(run_id)
         return None if record is None else record.requester_session_key
 
     # --- control (the subagents tool) ------------------------------------------------------
@@ -337,16 +371,15 @@ class SubagentRegistry:
     async def kill(self, records: Sequence[SubagentRun]) -> list[SubagentRun]:
         """End the runs of ``records``' children and of all their descendants as killed
         (no announce, tasks cancelled), then abort those sessions' runs. Sessions stay."""
-        services = self._services
-        cascade = await services.call(self._cascade_now, [r.child_session_key for r in records])
-        killed = await services.call(self._kill_now, cascade)
-        await asyncio.gather(*(services.runs.abort(key) for key in cascade))
+        cascade = await self._workers.run(self._cascade_now, [r.child_session_key for r in records])
+        killed = await self._workers.run(self._kill_now, cascade)
+        await asyncio.gather(*(self._runs.abort(key) for key in cascade))
         for record in killed:
-            await fire_subagent_ended(services, record, "killed", "killed")
+            await fire_subagent_ended(record, "killed", "killed", plugins=self._plugins)
         return killed
 
     def _cascade_now(self, children: Sequence[str]) -> list[str]:
-        store = self._services.store
+        store = self._store
         found: dict[str, None] = {}
         for child in children:
             found[child] = None
@@ -356,14 +389,13 @@ class SubagentRegistry:
         return list(found)
 
     def _kill_now(self, session_keys: Sequence[str]) -> list[SubagentRun]:
-        services = self._services
         candidates = [
-            run for key in session_keys for run in services.store.runs.by_child(key) if run.active
+            run for key in session_keys for run in self._store.runs.by_child(key) if run.active
         ]
         killed: list[SubagentRun] = []
-        with services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             tx = work.tx
-            now = services.clock.now_ms()
+            now = self._clock.now_ms()
             for candidate in candidates:
                 current = tx.runs.get(candidate.run_id)
                 if current is None or not current.active:
@@ -379,22 +411,21 @@ class SubagentRegistry:
                 task = tx.tasks.get(current.task_id) if current.task_id else None
                 if task is not None:
                     if not task.terminal:
-                        services.tasks.cancel(task.task_id, reason="killed", tx=tx)
-                    services.tasks.set_delivery(task.task_id, "not_applicable", tx=tx)
+                        self._tasks.cancel(task.task_id, reason="killed", tx=tx)
+                    self._tasks.set_delivery(task.task_id, "not_applicable", tx=tx)
                 killed.append(ended)
         return killed
 
     async def steer(self, record: SubagentRun, message: str) -> SubagentRun:
         """Replace an active run with a new one on the same child that starts with
         ``message``; the interrupted run ends ``steer-restart`` (no announce)."""
-        services = self._services
         new_id = str(uuid.uuid4())
-        steered = await services.call(self._steer_now, record.run_id, new_id, message)
+        steered = await self._workers.run(self._steer_now, record.run_id, new_id, message)
         self._watched.add(new_id)
-        await services.runs.abort(record.child_session_key, record.run_id)
+        await self._runs.abort(record.child_session_key, record.run_id)
         try:
-            prompt = await services.call(self._prompt_now, steered)
-            await services.runs.send(
+            prompt = await self._workers.run(self._prompt_now, steered)
+            await self._runs.send(
                 session_key=steered.child_session_key,
                 message=message,
                 idempotency_key=new_id,
@@ -409,13 +440,12 @@ class SubagentRegistry:
         return steered
 
     def _steer_now(self, old_id: str, new_id: str, message: str) -> SubagentRun:
-        services = self._services
-        with services.catalog.transaction() as work:
+        with self._catalog.transaction() as work:
             tx = work.tx
             current = tx.runs.get(old_id)
             if current is None or not current.active:
                 raise NotRunning(f"subagent run {old_id} is not running")
-            now = services.clock.now_ms()
+            now = self._clock.now_ms()
             tx.runs.update(
                 replace(
                     current,
@@ -435,7 +465,7 @@ class SubagentRegistry:
             tx.runs.insert(steered)
             task = tx.tasks.get(current.task_id) if current.task_id else None
             if task is not None and not task.terminal:
-                services.tasks.progress(task.task_id, f"steered: {message[:200]}", tx=tx)
+                self._tasks.progress(task.task_id, f"steered: {message[:200]}", tx=tx)
                 moved = tx.tasks.get(task.task_id)
                 if moved is not None:
                     tx.tasks.update(replace(moved, run_id=new_id))
@@ -443,11 +473,8 @@ class SubagentRegistry:
 
     def _prompt_now(self, record: SubagentRun) -> str:
         """The subagent system prompt of a child, from its entry."""
-        services = self._services
-        entry = services.store.get(record.child_session_key)
-        requester_agent = services.runs.config.resolve_agent(
-            keys.agent_id_of(record.requester_session_key)
-        )
+        entry = self._store.get(record.child_session_key)
+        requester_agent = self._config.resolve_agent(keys.agent_id_of(record.requester_session_key))
         depth = (entry.spawn_depth if entry is not None else None) or 1
         return subagent_system_prompt(
             requester=record.requester_session_key,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.collab.completion import LOST_ERROR
@@ -35,6 +36,12 @@ from clawline.collab.targets import display_key
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.clock import Clock
+    from clawline.collab.subagents import SubagentRegistry
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["DEFAULT_RECENT_MINUTES", "SubagentsTool", "run_status"]
 
@@ -136,6 +143,8 @@ def _resolve(target: str, children: Sequence[_Child], everyone: Sequence[Subagen
 
 
 class SubagentsTool:
+    """The ``subagents`` tool (module docstring): kills and steers through ``subagents``."""
+
     spec = ToolSpec(
         name="subagents",
         description=(
@@ -144,6 +153,21 @@ class SubagentsTool:
         ),
         parameters=_SCHEMA,
     )
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        subagents: SubagentRegistry,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._clock = clock
+        self._subagents = subagents
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         action = "list"
@@ -164,16 +188,16 @@ class SubagentsTool:
     async def _act(
         self, ctx: ToolContext, action: str, target: str | None, message: str | None, recent: int
     ) -> ToolResult:
-        services = ctx.services
-        requester = services.catalog.canonical(ctx.session_key)
-        entry = await services.call(services.store.get, requester)
+        store, workers = self._store, self._workers
+        requester = self._catalog.canonical(ctx.session_key)
+        entry = await workers.run(store.get, requester)
         if entry is not None and entry.subagent_control_scope == "none":
             raise _Refusal("Leaf subagents cannot control other sessions.", "forbidden")
-        records = await services.call(services.store.runs.for_controller, requester)
-        now = services.clock.now_ms()
+        records = await workers.run(store.runs.for_controller, requester)
+        now = self._clock.now_ms()
         children = _children(records, now, recent * 60_000)
         if action == "list":
-            return self._list(services.catalog, requester, children, now)
+            return self._list(self._catalog, requester, children, now)
         if target is None:
             raise _Refusal("Missing subagent target.")
         if action == "kill":
@@ -181,7 +205,7 @@ class SubagentsTool:
                 chosen = [child.record for child in children if child.record.active]
             else:
                 chosen = [_resolve(target, children, records).record]
-            killed = await services.subagents.kill(chosen)
+            killed = await self._subagents.kill(chosen)
             if not killed:
                 text = (
                     "No running subagent matched."
@@ -208,7 +232,7 @@ class SubagentsTool:
         if not child.record.active:
             raise _Refusal(f"Subagent {child.name} is not running.")
         try:
-            steered = await services.subagents.steer(child.record, message)
+            steered = await self._subagents.steer(child.record, message)
         except NotRunning:
             raise _Refusal(f"Subagent {child.name} is not running.") from None
         return ToolResult(

@@ -1,4 +1,5 @@
-"""The periodic sweeps of the collaboration layer, started by :meth:`Announcer.start`:
+"""The periodic sweeps of the collaboration layer (:class:`Sweepers`), started by
+:meth:`Announcer.start`:
 
 - the task sweeper (:func:`clawline.tasks.sweeper.sweep_periodically`: retention, lost tasks);
 - the **archive sweep** every :data:`ARCHIVE_SWEEP_INTERVAL_MS`: ``cleanup: "delete"`` run-mode
@@ -26,7 +27,12 @@ from clawline.sessions.entry import SessionEntry
 from clawline.tasks.sweeper import sweep_periodically
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.agents.runs import RunManager
+    from clawline.clock import Clock
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = [
     "ARCHIVE_BATCH",
@@ -34,11 +40,7 @@ __all__ = [
     "INBOX_PRUNE_BATCH",
     "INBOX_RETENTION_MS",
     "KEY_PRUNE_PASSES",
-    "archive_due_now",
-    "prune_inbox_now",
-    "prune_keys",
-    "run_sweepers",
-    "sweep_once",
+    "Sweepers",
 ]
 
 log = logging.getLogger("clawline.collab")
@@ -52,76 +54,94 @@ INBOX_PRUNE_BATCH = 1000
 KEY_PRUNE_PASSES = 10
 
 
-def archive_due_now(services: Runtime, now: int) -> list[SessionEntry]:
-    """Archive the children that are due (blocking); return the deleted entries."""
-    store = services.store
-    deleted: list[SessionEntry] = []
-    for due in store.runs.archive_due(now, ARCHIVE_BATCH):
-        child = due.child_session_key
-        if services.runs.has_active_run(child):
-            continue  # followed up meanwhile; a later pass takes it
-        if store.runs.count_active(child) or store.inbox.pending_for(child):
-            # Its own children's completions are still to come: their way to its requester
-            # (past a requester that is gone) goes through this child's run records.
-            continue
-        with services.catalog.transaction() as work:
-            current = work.tx.runs.get(due.run_id)
-            if current is None or current.active or current.cleanup_completed_at is not None:
+class Sweepers:
+    """The sweeps (module docstring); ``runs`` tells which children are running."""
+
+    def __init__(
+        self,
+        *,
+        catalog: SessionCatalog,
+        store: Store,
+        workers: StoreWorkers,
+        tasks: TaskRegistry,
+        clock: Clock,
+        runs: RunManager,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._workers = workers
+        self._tasks = tasks
+        self._clock = clock
+        self._runs = runs
+
+    def archive_due_now(self, now: int, busy: frozenset[str]) -> list[SessionEntry]:
+        """Archive the children that are due (blocking); return the deleted entries. ``busy``:
+        the sessions with a queued or running run (taken on the loop)."""
+        store = self._store
+        deleted: list[SessionEntry] = []
+        for due in store.runs.archive_due(now, ARCHIVE_BATCH):
+            child = due.child_session_key
+            if child in busy:
+                continue  # followed up meanwhile; a later pass takes it
+            if store.runs.count_active(child) or store.inbox.pending_for(child):
+                # Its own children's completions are still to come: their way to its requester
+                # (past a requester that is gone) goes through this child's run records.
                 continue
-            entry = work.tx.get(child)
-            if entry is not None:
-                work.delete(child, cause=Cause("delete"))
-                deleted.append(entry)
-            for record in store.runs.by_child(child):
-                work.tx.runs.delete(record.run_id)
-            work.tx.bindings.unbind_session(child, now, "archived")
-    return deleted
+            with self._catalog.transaction() as work:
+                current = work.tx.runs.get(due.run_id)
+                if current is None or current.active or current.cleanup_completed_at is not None:
+                    continue
+                entry = work.tx.get(child)
+                if entry is not None:
+                    work.delete(child, cause=Cause("delete"))
+                    deleted.append(entry)
+                for record in store.runs.by_child(child):
+                    work.tx.runs.delete(record.run_id)
+                work.tx.bindings.unbind_session(child, now, "archived")
+        return deleted
 
+    def prune_inbox_now(self, now: int) -> int:
+        with self._store.transaction() as tx:
+            return tx.inbox.prune_delivered(now - INBOX_RETENTION_MS, INBOX_PRUNE_BATCH)
 
-def prune_inbox_now(services: Runtime, now: int) -> int:
-    with services.store.transaction() as tx:
-        return tx.inbox.prune_delivered(now - INBOX_RETENTION_MS, INBOX_PRUNE_BATCH)
+    async def prune_keys(self, now: int) -> int:
+        """Delete expired idempotency keys, a batch per transaction; return how many."""
+        pruned = 0
+        for _ in range(KEY_PRUNE_PASSES):
+            count = await self._workers.run(prune_expired, self._store, now, KEY_PRUNE_BATCH)
+            pruned += count
+            if count < KEY_PRUNE_BATCH:
+                break
+        return pruned
 
+    async def sweep_once(self) -> tuple[list[SessionEntry], int]:
+        """One archive sweep, one inbox prune and a key prune; publishes the deletions.
+        Returns the archived entries and the number of inbox rows pruned."""
+        now = self._clock.now_ms()
+        busy = self._runs.busy_sessions()
+        deleted = await self._workers.run(self.archive_due_now, now, busy)
+        pruned = await self._workers.run(self.prune_inbox_now, now)
+        keys = await self.prune_keys(now)
+        if keys:
+            log.info("sweep: %d expired idempotency key(s) pruned", keys)
+        if deleted or pruned:
+            log.info("sweep: %d child(ren) archived, %d inbox row(s) pruned", len(deleted), pruned)
+        return deleted, pruned
 
-async def prune_keys(services: Runtime, now: int) -> int:
-    """Delete expired idempotency keys, a batch per transaction; return how many."""
-    pruned = 0
-    for _ in range(KEY_PRUNE_PASSES):
-        count = await services.call(prune_expired, services.store, now, KEY_PRUNE_BATCH)
-        pruned += count
-        if count < KEY_PRUNE_BATCH:
-            break
-    return pruned
-
-
-async def sweep_once(services: Runtime) -> tuple[list[SessionEntry], int]:
-    """One archive sweep, one inbox prune and a key prune; publishes the deletions. Returns
-    the archived entries and the number of inbox rows pruned."""
-    now = services.clock.now_ms()
-    deleted = await services.call(archive_due_now, services, now)
-    pruned = await services.call(prune_inbox_now, services, now)
-    keys = await prune_keys(services, now)
-    if keys:
-        log.info("sweep: %d expired idempotency key(s) pruned", keys)
-    if deleted or pruned:
-        log.info("sweep: %d child(ren) archived, %d inbox row(s) pruned", len(deleted), pruned)
-    return deleted, pruned
-
-
-async def run_sweepers(services: Runtime, stop: asyncio.Event) -> None:
-    """Run the sweeps until ``stop`` is set (or the task is cancelled)."""
-    tasks = asyncio.create_task(
-        sweep_periodically(services.tasks, services.call, stop), name="task sweeper"
-    )
-    try:
-        while not stop.is_set():
-            try:
-                await sweep_once(services)
-            except ClawlineError as error:  # the store may be back by the next pass
-                log.warning("archive sweep failed: %s", error)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), ARCHIVE_SWEEP_INTERVAL_MS / 1000)
-    finally:
-        tasks.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await tasks
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run the sweeps until ``stop`` is set (or the task is cancelled)."""
+        tasks = asyncio.create_task(
+            sweep_periodically(self._tasks, self._workers.run, stop), name="task sweeper"
+        )
+        try:
+            while not stop.is_set():
+                try:
+                    await self.sweep_once()
+                except ClawlineError as error:  # the store may be back by the next pass
+                    log.warning("archive sweep failed: %s", error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), ARCHIVE_SWEEP_INTERVAL_MS / 1000)
+        finally:
+            tasks.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await tasks

@@ -10,7 +10,7 @@
 
 Tools show keys in display form: the default agent's main session is ``main``.
 
-Everything here reads the store and is blocking: call it through ``Runtime.call``.
+Everything here reads the store and is blocking: run it on a store worker.
 """
 
 from __future__ import annotations

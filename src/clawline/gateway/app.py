@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -30,9 +31,22 @@ from clawline.gateway.pairing_watch import watch_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
-from clawline.runtime import Runtime
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
+
+if TYPE_CHECKING:
+    from clawline.agents.runs import RunManager
+    from clawline.clock import Clock
+    from clawline.collab.bindings import ThreadBindings
+    from clawline.events import DomainEvents
+    from clawline.pairing.registry import PairingRegistry
+    from clawline.plugins.manager import PluginManager
+    from clawline.sessions.catalog import SessionCatalog
+    from clawline.sessions.rows import RowCache
+    from clawline.store.base import Store
+    from clawline.store.instance_lock import InstanceHolder, InstanceLock
+    from clawline.store.workers import StoreWorkers
+    from clawline.tasks.registry import TaskRegistry
 
 __all__ = ["EVENTS", "Gateway", "create_app"]
 
@@ -52,32 +66,75 @@ EVENTS: tuple[str, ...] = (
 
 
 class Gateway:
-    """State of a running gateway: its runtime, methods, connected clients, and the event bus
-    its projection of the runtime's domain events feeds."""
+    """State of a running gateway: the parts its methods use, its method table, the connected
+    clients, and the event bus its projection of the domain events feeds.
+
+    The creator hands every part in (:func:`clawline.gateway.assembly.build_gateway` unpacks a
+    runtime into them); methods reach them as ``call.gateway.<part>``. Building a gateway
+    starts nothing: :func:`clawline.gateway.server.serve` awaits :attr:`start_parts`, serves,
+    then awaits :attr:`stop_parts`.
+    """
 
     def __init__(
         self,
-        runtime: Runtime,
+        *,
         settings: GatewaySettings,
-        methods: MethodRegistry | None = None,
+        methods: MethodRegistry,
+        catalog: SessionCatalog,
+        runs: RunManager,
+        tasks: TaskRegistry,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        events: DomainEvents,
+        plugins: PluginManager,
+        thread_bindings: ThreadBindings,
+        row_cache: RowCache,
+        pairings: PairingRegistry,
+        instance_lock: InstanceLock,
+        holder: InstanceHolder,
+        state_dir: Path,
+        start_parts: Callable[[], Awaitable[None]],
+        stop_parts: Callable[[], Awaitable[None]],
     ) -> None:
-        self.runtime = runtime
         self.settings = settings
-        self.bus = EventBus(clock=runtime.clock)
+        self.methods = methods
+        """Method name → handler; built-ins and plugins' methods alike (``hello-ok`` lists it)."""
+        self.catalog = catalog
+        self.runs = runs
+        self.tasks = tasks
+        self.store = store
+        """For reads (listing rows, transcripts, ``path``); writes go through the catalog."""
+        self.workers = workers
+        """Blocking store work: ``await gateway.workers.run(fn, ...)``."""
+        self.clock = clock
+        self.events = events
+        """The domain events :attr:`projection` turns into frames."""
+        self.plugins = plugins
+        """For the lifecycle hooks a method fires (``session_end``)."""
+        self.thread_bindings = thread_bindings
+        """A deleted session's bindings end (``sessions.delete``)."""
+        self.row_cache = row_cache
+        self.pairings = pairings
+        """Device pairings: the handshake's admission and the revocation watch."""
+        self.instance_lock = instance_lock
+        self.holder = holder
+        """Who :attr:`instance_lock` says holds the store (the URL is recorded once serving)."""
+        self.state_dir = state_dir
+        """Where ``gateway.json`` (this gateway's URL, for local clients) is written."""
+        self.start_parts = start_parts
+        """Bring up what the gateway serves (the store's instance lock, the plugins' startup,
+        recovery, the background loops); awaited by ``serve()`` before it listens."""
+        self.stop_parts = stop_parts
+        """Take it down again (runs ended, loops stopped, the lock released); awaited by
+        ``serve()`` after it served."""
+        self.bus = EventBus(clock=clock)
         """The numbered, replayable stream of frames the connections receive."""
         self.projection = WireProjection(
-            bus=self.bus,
-            store=runtime.store,
-            workers=runtime.workers,
-            clock=runtime.clock,
-            is_active=runtime.runs.has_active_run,
+            bus=self.bus, store=store, workers=workers, clock=clock, is_active=runs.has_active_run
         )
-        if methods is None:
-            methods = MethodRegistry()  # clawline's own come from its built-in plugin
-            runtime.plugins.register_gateway_methods(methods)
-        self.methods = methods
         self.connections: dict[str, Connection] = {}
-        self.started_at = runtime.clock.now_ms()
+        self.started_at = clock.now_ms()
         self.ready = False
         self.url: str | None = None
         """``ws://host:port`` once serving (set by :func:`clawline.gateway.server.serve`)."""
@@ -107,19 +164,18 @@ class Gateway:
         return {"methods": self.methods.names(), "events": list(EVENTS)}
 
     def snapshot(self) -> JSONObject:
-        settings = self.runtime.settings
         return {
             "sessionDefaults": {
                 "modelProvider": "offline",
                 "model": "offline",
                 "contextTokens": None,
-                "defaultAgentId": settings.default_agent_id,
-                "mainKey": settings.main_key,
+                "defaultAgentId": self.catalog.default_agent_id,
+                "mainKey": self.catalog.main_key,
             },
             "presence": [],
             "health": {"ok": True, "status": "live"},
             "stateVersion": self.bus.last_seq,
-            "uptimeMs": self.runtime.clock.now_ms() - self.started_at,
+            "uptimeMs": self.clock.now_ms() - self.started_at,
         }
 
     def hello_ok(self, connection: Connection) -> JSONObject:
@@ -148,9 +204,9 @@ class Gateway:
         }
 
     async def project(self) -> None:
-        """Project the runtime's domain events onto :attr:`bus` until cancelled
+        """Project the domain events onto :attr:`bus` until cancelled
         (:func:`clawline.gateway.server.serve` runs it for the gateway's whole life)."""
-        unsubscribe = self.runtime.events.subscribe(self.projection)
+        unsubscribe = self.events.subscribe(self.projection)
         try:
             await self.projection.run()
         finally:
@@ -163,7 +219,7 @@ class Gateway:
             await asyncio.sleep(interval)
             self.bus.publish(
                 "tick",
-                {"ts": self.runtime.clock.now_ms()},
+                {"ts": self.clock.now_ms()},
                 audience=Audience.OPERATORS,
                 drop_if_slow=True,
                 retain=False,
@@ -184,12 +240,19 @@ def create_app(gateway: Gateway) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        # The runtime has started by now (serve(): instance lock, plugins, recovery, the
-        # announce dispatcher); this is what the gateway itself runs while it serves.
+        # The parts have started by now (serve() awaited start_parts: the instance lock, the
+        # plugins, recovery, the announce dispatcher); this is what the gateway itself runs
+        # while it serves.
         ticker = asyncio.create_task(gateway.tick_loop())
         pairing_watch = None
         if gateway.settings.require_device:  # revocation reaches open connections
-            pairing_watch = asyncio.create_task(watch_pairings(gateway))
+            watch = watch_pairings(
+                gateway.connections,
+                pairings=gateway.pairings,
+                workers=gateway.workers,
+                interval_s=gateway.settings.pairing_check_interval_s,
+            )
+            pairing_watch = asyncio.create_task(watch)
         gateway.ready = True
         try:
             yield {}

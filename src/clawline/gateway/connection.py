@@ -5,12 +5,15 @@ event ever waits for a slow client. When a client falls behind (its outbox holds
 ``maxBufferedBytes``), *drop-if-slow* events are dropped for it with a logged reason — it sees
 the gap in ``seq`` and can replay or re-list — and a client twice that far behind is
 disconnected rather than allowed to grow without bound.
+
+A connection owns its tasks: one per request in flight, its writer, and the close it started.
+When it closes, it cancels what is still running and waits for it (at most
+``close_timeout_s``), so :meth:`Connection.serve` returns with none of them left behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 from collections import deque
@@ -77,10 +80,15 @@ class Connection:
         self._wakeup = asyncio.Event()
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
+        """The requests in flight."""
+        self._closer: asyncio.Task[None] | None = None
+        self.finished = asyncio.Event()
+        """Set when :meth:`serve` returns: detached, and every task of the connection ended
+        (or, past ``close_timeout_s``, given up on and logged)."""
 
     @property
     def gateway(self) -> Gateway:
-        """The gateway this connection belongs to (for methods that need more than services)."""
+        """The gateway this connection belongs to."""
         return self._gateway
 
     # --- subscriber protocol -------------------------------------------------------------
@@ -159,8 +167,8 @@ class Connection:
         self._outbox_chars = 0
         # Detach now: the close frame itself waits until the client reads again.
         self._gateway.detach(self)
-        task = asyncio.get_running_loop().create_task(self._ws.close(code, reason))
-        task.add_done_callback(lambda _: None)
+        if self._closer is None:
+            self._closer = asyncio.create_task(self._ws.close(code, reason))
 
     def disconnect(self, reason: str) -> None:
         """Close with 1008 (policy) now, e.g. when the device's pairing was revoked."""
@@ -175,7 +183,7 @@ class Connection:
         gateway = self._gateway
         self.send_event(
             "connect.challenge",
-            {"nonce": self.challenge.nonce, "ts": gateway.runtime.clock.now_ms()},
+            {"nonce": self.challenge.nonce, "ts": gateway.clock.now_ms()},
         )
         writer = asyncio.create_task(self._write_loop())
         try:
@@ -187,11 +195,34 @@ class Connection:
         finally:
             gateway.detach(self)
             self._closing = True
-            for task in list(self._tasks):
-                task.cancel()
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
+            try:
+                await self._end_tasks(writer)
+            finally:
+                self.finished.set()
+
+    async def _end_tasks(self, writer: asyncio.Task[None]) -> None:
+        """Cancel the requests in flight and the writer, then wait for them and for a close
+        already under way, at most ``close_timeout_s``; whatever is still running then is
+        logged (and the close cancelled)."""
+        running = [*self._tasks, writer]
+        for task in running:
+            task.cancel()
+        if self._closer is not None:
+            running.append(self._closer)
+        done, pending = await asyncio.wait(running, timeout=self._gateway.settings.close_timeout_s)
+        for task in done:
+            if not task.cancelled():
+                task.exception()  # e.g. the writer failing on the closed socket: expected
+        if self._closer in pending:
+            self._closer.cancel()
+        stuck = [task for task in pending if task is not self._closer]
+        if stuck:
+            log.warning(
+                "%s: %d task(s) still running %.1f s after the connection closed",
+                self.id,
+                len(stuck),
+                self._gateway.settings.close_timeout_s,
+            )
 
     async def _receive_text(self) -> str | bytes | None:
         message = await self._ws.receive()
@@ -225,7 +256,12 @@ class Connection:
             return False
         try:
             info = accept_connect(request.params, self.challenge, settings)
-            self.info = await admit_device(info, self._gateway.runtime, settings)
+            self.info = await admit_device(
+                info,
+                pairings=self._gateway.pairings,
+                workers=self._gateway.workers,
+                settings=settings,
+            )
         except GatewayError as error:
             await self._refuse(request.id, error, CLOSE_POLICY)
             return False
@@ -325,7 +361,6 @@ class Connection:
             params=params,
             connection=self,
             gateway=self._gateway,
-            services=self._gateway.runtime,
         )
         result = await method.handler(call)
         # The events this request caused reach the client before its response.

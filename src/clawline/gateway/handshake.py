@@ -24,10 +24,11 @@ from clawline.gateway.params import P, check
 from clawline.gateway.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
 from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.model import DeviceClaim, DeviceRevoked
-from clawline.pairing.registry import PairingRegistry, request_line
+from clawline.pairing.registry import request_line
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.pairing.registry import PairingRegistry
+    from clawline.store.workers import StoreWorkers
 
 __all__ = [
     "ADMIN",
@@ -193,7 +194,11 @@ def accept_connect(
 
 
 async def admit_device(
-    info: ConnectionInfo, services: Runtime, settings: GatewaySettings
+    info: ConnectionInfo,
+    *,
+    pairings: PairingRegistry,
+    workers: StoreWorkers,
+    settings: GatewaySettings,
 ) -> ConnectionInfo:
     """``info`` with the scopes the device's pairing allows (``require_device`` only).
 
@@ -211,9 +216,8 @@ async def admit_device(
         display_name=info.client.get("displayName"),
         requested_scopes=info.requested_scopes,
     )
-    registry = PairingRegistry(services.store, clock=services.clock)
     try:
-        admission = await services.call(registry.admit, claim)
+        admission = await workers.run(pairings.admit, claim)
     except DeviceRevoked as error:
         raise GatewayError(error.message, ErrorCode.NOT_PAIRED) from None
     except StoreError:

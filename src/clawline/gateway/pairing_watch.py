@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clawline.gateway.scopes import cap_scopes
 from clawline.pairing.model import PAIRED, REVOKED
-from clawline.pairing.registry import PairingRegistry
 
 if TYPE_CHECKING:
-    from clawline.gateway.app import Gateway
+    from clawline.gateway.connection import Connection
+    from clawline.pairing.registry import PairingRegistry
+    from clawline.store.workers import StoreWorkers
 
 __all__ = ["REVOKED_REASON", "recheck_pairings", "watch_pairings"]
 
@@ -30,13 +32,15 @@ log = logging.getLogger("clawline.gateway")
 REVOKED_REASON = "device pairing revoked"
 
 
-async def recheck_pairings(gateway: Gateway, registry: PairingRegistry) -> int:
-    """Apply the stored pairings to the open connections; return how many were closed."""
-    connections = [c for c in gateway.connections.values() if c.info and c.info.device_id]
+async def recheck_pairings(
+    connections: Iterable[Connection], *, pairings: PairingRegistry, workers: StoreWorkers
+) -> int:
+    """Apply the stored pairings to the open ``connections``; return how many were closed."""
+    connections = [c for c in connections if c.info and c.info.device_id]
     if not connections:
         return 0
     device_ids = sorted({c.info.device_id for c in connections if c.info and c.info.device_id})
-    current = await gateway.runtime.call(registry.current, device_ids)
+    current = await workers.run(pairings.current, device_ids)
     closed = 0
     for connection in connections:
         info = connection.info
@@ -59,15 +63,19 @@ async def recheck_pairings(gateway: Gateway, registry: PairingRegistry) -> int:
     return closed
 
 
-async def watch_pairings(gateway: Gateway) -> None:
-    """Run :func:`recheck_pairings` every interval until cancelled (``require_device`` only)."""
-    services = gateway.runtime
-    registry = PairingRegistry(services.store, clock=services.clock)
-    interval = gateway.settings.pairing_check_interval_s
+async def watch_pairings(
+    connections: Mapping[str, Connection],
+    *,
+    pairings: PairingRegistry,
+    workers: StoreWorkers,
+    interval_s: float,
+) -> None:
+    """Run :func:`recheck_pairings` over the gateway's open ``connections`` (read afresh each
+    round) every ``interval_s`` until cancelled (``require_device`` only)."""
     while True:
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval_s)
         try:
-            await recheck_pairings(gateway, registry)
+            await recheck_pairings(list(connections.values()), pairings=pairings, workers=workers)
         except Exception:
             # A store outage must not end the watch; the next round tries again.
             log.exception("re-checking device pairings failed")

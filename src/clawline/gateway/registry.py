@@ -6,6 +6,11 @@ Built-in methods and plugin methods register the same way::
 
     @methods.method("sessions.list", scope=READ, schema=LIST_SCHEMA)
     async def sessions_list(call: Call) -> JSON: ...
+
+A handler gets one :class:`Call`: the request (``params``, ``method``, ``request_id``), the
+``connection`` it came on, and the ``gateway``, whose attributes are the parts a method may use
+(``call.gateway.catalog``, ``.runs``, ``.tasks``, ``.store`` for reads, ``.workers`` for
+blocking work, ``.clock``, ``.bus``, …; see :class:`~clawline.gateway.app.Gateway`).
 """
 
 from __future__ import annotations
@@ -21,16 +26,15 @@ from clawline.types import JSON
 if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
     from clawline.gateway.connection import Connection
-    from clawline.runtime import Runtime
 
 __all__ = ["Call", "Handler", "Method", "MethodRegistry"]
 
 
 class Call:
-    """One request being handled: its params, the connection, the gateway (its event bus) and
-    the gateway's runtime."""
+    """One request being handled: its params, the connection it came on, and the gateway
+    (its parts, its event bus)."""
 
-    __slots__ = ("connection", "gateway", "method", "params", "request_id", "services")
+    __slots__ = ("connection", "gateway", "method", "params", "request_id")
 
     def __init__(
         self,
@@ -40,14 +44,12 @@ class Call:
         params: dict[str, Any],
         connection: Connection,
         gateway: Gateway,
-        services: Runtime,
     ) -> None:
         self.request_id = request_id
         self.method = method
         self.params = params
         self.connection = connection
         self.gateway = gateway
-        self.services = services
 
     async def ack(self, payload: JSON) -> None:
         """Send an intermediate ``res`` with this request's id (the ``agent`` method's first

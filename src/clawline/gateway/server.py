@@ -85,19 +85,19 @@ async def serve(
     """Serve until ``stop`` is set, or until SIGINT/SIGTERM when signal handlers are installed.
     Shutdown is graceful: the lifespan publishes ``shutdown`` and ends active runs.
 
-    Every gateway starts here, so this is where its runtime starts (:meth:`Runtime.start
-    <clawline.runtime.Runtime.start>`: the store's instance lock, then recovery) before it
-    serves, and stops after it served; another gateway holding the lock raises
-    :class:`~clawline.errors.StoreInUse`. Losing the lock while serving stops the gateway and
-    raises :class:`~clawline.errors.StoreLockLost` once it has stopped (security.md)."""
+    Every gateway starts here, so this is where its parts start (``gateway.start_parts``, for a
+    gateway built from a runtime :meth:`Runtime.start <clawline.runtime.Runtime.start>`: the
+    store's instance lock, then recovery) before it serves, and stop after it served; another
+    gateway holding the lock raises :class:`~clawline.errors.StoreInUse`. Losing the lock while
+    serving stops the gateway and raises :class:`~clawline.errors.StoreLockLost` once it has
+    stopped (security.md)."""
     settings = gateway.settings
     sock = sock or bind_socket(settings.host, settings.port)
-    runtime = gateway.runtime
-    # The projection lives longer than the runtime's start and stop: what recovery and the
-    # runs' endings tell becomes frames too.
+    # The projection lives longer than the parts' start and stop: what recovery and the runs'
+    # endings tell becomes frames too.
     projection = asyncio.create_task(gateway.project(), name="gateway-projection")
     try:
-        await runtime.start()
+        await gateway.start_parts()
     except BaseException:
         await _cancel(projection)
         sock.close()
@@ -106,15 +106,15 @@ async def serve(
         await _serve_holding(
             gateway,
             sock,
-            lock=runtime.instance_lock,
-            holder=runtime.holder,
+            lock=gateway.instance_lock,
+            holder=gateway.holder,
             on_ready=on_ready,
             stop=stop,
             install_signal_handlers=install_signal_handlers,
         )
     finally:
         try:
-            await runtime.stop()
+            await gateway.stop_parts()
         finally:
             await gateway.projection.caught_up()
             await _cancel(projection)
@@ -159,7 +159,7 @@ async def _serve_holding(
     _hide_frame_dumps()
     if not install_signal_handlers:
         server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    runtime_file = gateway.runtime.settings.state_dir / "gateway.json"
+    runtime_file = gateway.state_dir / "gateway.json"
 
     async def announce() -> None:
         while not server.started:
@@ -189,7 +189,7 @@ async def _serve_holding(
         log.critical(
             "lost the instance lock of the store %s (%s): stopping, another gateway may take"
             " the store over",
-            gateway.runtime.store.location,
+            gateway.store.location,
             reason,
         )
         server.should_exit = True
@@ -209,6 +209,6 @@ async def _serve_holding(
         _remove_runtime_file(runtime_file, url)
     if lost:
         raise StoreLockLost(
-            f"the gateway stopped: it lost the instance lock of {gateway.runtime.store.location}"
+            f"the gateway stopped: it lost the instance lock of {gateway.store.location}"
             f" ({lost[0]})"
         )

@@ -51,6 +51,8 @@ class GatewaySettings:
     tick_interval_ms: int = TICK_INTERVAL_MS
     connect_timeout_s: float = 10.0
     max_inflight_requests: int = 64
+    close_timeout_s: float = 5.0
+    """How long a closing connection waits for its cancelled requests to finish."""
     pairing_check_interval_s: float = 2.0
     """How often a ``require_device`` gateway re-reads its connected devices' pairings."""
 

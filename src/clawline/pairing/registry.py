@@ -122,7 +122,7 @@ def _grant(pairing: DevicePairing, scopes: Sequence[str] | None) -> tuple[str, .
 
 
 class PairingRegistry:
-    def __init__(self, store: Store, *, clock: Clock) -> None:
+    def __init__(self, *, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
 

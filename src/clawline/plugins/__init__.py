@@ -4,9 +4,10 @@ session lifecycle (docs/plugins.md).
 A plugin is a module (or object) with functions marked ``@hookimpl``; every hook is specified
 in :mod:`clawline.plugins.hookspecs`. Plugins are installed through the entry-point group
 ``clawline`` or listed in config.toml (``[plugins] enabled = ["module.path"]``); the
-:class:`PluginManager` (``services.plugins``) loads them and calls their hooks, each in
-isolation. Session extensions (``pluginExtensions``) are read and written with
-:mod:`clawline.plugins.extensions`.
+:class:`PluginManager` (``runtime.plugins``) loads them and calls their hooks, each in
+isolation. What a plugin may use of the gateway is the :class:`PluginHost` its ``startup`` hook
+receives and every hook context carries (``ctx.host``); session extensions
+(``pluginExtensions``) are read and written through it (:mod:`clawline.plugins.extensions`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ from __future__ import annotations
 from clawline.plugins.context import HookContext
 from clawline.plugins.extensions import find_sessions, read_extension, update_extension
 from clawline.plugins.hookspecs import hookimpl
+from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginInfo, PluginManager
+from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
 
 __all__ = [
     "HookContext",
+    "MethodRegistrar",
+    "PluginHost",
     "PluginInfo",
     "PluginManager",
+    "ToolRegistrar",
     "find_sessions",
     "hookimpl",
     "read_extension",

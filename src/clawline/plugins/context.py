@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = ["HookContext"]
 
@@ -18,15 +18,15 @@ _NO_CONFIG: Mapping[str, Any] = {}
 class HookContext:
     """The context of one lifecycle hook call, made for each plugin.
 
-    ``services`` gives the plugin the gateway's store, catalog, runs and event bus: blocking
-    store work goes through ``await ctx.services.call(fn, ...)`` (e.g. the extension API of
-    :mod:`clawline.plugins.extensions`). ``plugin_id`` is the name the plugin was loaded
-    under, ``config`` its table ``[plugins.entries.<plugin_id>.config]`` (empty when none).
-    ``session_key``, ``run_id`` and ``agent_id`` are set when the event concerns one
-    session or run.
+    ``host`` is what the plugin may use of the gateway (:class:`~clawline.plugins.host.
+    PluginHost`): sessions, its session extensions, the task registry, the agents'
+    workspaces, the clock, and ``await ctx.host.run(fn, ...)`` for blocking store work.
+    ``plugin_id`` is the name the plugin was loaded under, ``config`` its table
+    ``[plugins.entries.<plugin_id>.config]`` (empty when none). ``session_key``, ``run_id``
+    and ``agent_id`` are set when the event concerns one session or run.
     """
 
-    services: Runtime
+    host: PluginHost
     plugin_id: str = ""
     session_key: str | None = None
     run_id: str | None = None

@@ -1,10 +1,11 @@
 """Plugin extensions on sessions: ``pluginExtensions[pluginId][namespace]``, read and written
 through the catalog, and found again by value through an index.
 
-All three functions are blocking store work: call them on the store thread, from a hook or a
-gateway method::
+All three functions are blocking store work over the session catalog: call them on a store
+worker. A plugin reaches them through its host (:class:`~clawline.plugins.host.PluginHost`),
+which binds the catalog::
 
-    mapping = await ctx.services.call(read_extension, ctx.services, key, PLUGIN_ID, "mapping")
+    mapping = await host.run(host.read_extension, key, PLUGIN_ID, "mapping")
 
 - :func:`update_extension` is one catalog transaction: it reads the current value, calls
   ``update`` with a copy of it, validates and writes the result (``None`` deletes the
@@ -29,7 +30,7 @@ from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.sessions.catalog import SessionCatalog
 
 __all__ = ["find_sessions", "read_extension", "update_extension"]
 
@@ -47,22 +48,22 @@ def _value_of(entry: SessionEntry | None, plugin_id: str, namespace: str) -> JSO
 
 
 def read_extension(
-    services: Runtime, session_key: str, plugin_id: str, namespace: str
+    session_key: str, plugin_id: str, namespace: str, *, catalog: SessionCatalog
 ) -> JSON | None:
     """The value (a copy), or ``None`` when the session or the namespace does not exist."""
     _check_name("plugin id", plugin_id)
     _check_name("namespace", namespace)
-    entry = services.catalog.get(session_key)
+    entry = catalog.get(session_key)
     return copy.deepcopy(_value_of(entry, plugin_id, namespace))
 
 
 def update_extension(
-    services: Runtime,
     session_key: str,
     plugin_id: str,
     namespace: str,
     update: Callable[[JSON | None], JSON | None],
     *,
+    catalog: SessionCatalog,
     create: bool = False,
 ) -> JSON | None:
     """Replace the value with ``update(current)`` in one transaction; return the new value.
@@ -72,7 +73,6 @@ def update_extension(
     """
     _check_name("plugin id", plugin_id)
     _check_name("namespace", namespace)
-    catalog = services.catalog
     key = catalog.canonical(session_key)
     with catalog.transaction() as work:
         entry = work.tx.get(key)
@@ -92,7 +92,7 @@ def update_extension(
 
 
 def find_sessions(
-    services: Runtime, plugin_id: str, namespace: str, field: str, value: str
+    plugin_id: str, namespace: str, field: str, value: str, *, catalog: SessionCatalog
 ) -> list[str]:
     """Keys of the sessions whose ``pluginExtensions[plugin_id][namespace][field] == value``,
     in key order."""
@@ -101,4 +101,4 @@ def find_sessions(
     _check_name("field", field)
     if not isinstance(value, str):
         raise InvalidField("invalid value: only string fields are indexed")
-    return services.store.sessions_by_extension(plugin_id, namespace, field, value)
+    return catalog.store.sessions_by_extension(plugin_id, namespace, field, value)

@@ -2,17 +2,23 @@
 
 A plugin is a module or object with functions marked ``@hookimpl`` (``from clawline.plugins
 import hookimpl``), installed through the entry-point group ``clawline`` or listed in config.
-clawline's own built-ins (gateway methods, tools, channels, providers) register through the same
-registration hooks.
+clawline's own built-ins (gateway methods, tools, channels, providers) are plugin objects the
+runtime builds with their parts, and register through the same registration hooks.
+
+This module names no adapter and not the runtime: what the hooks receive is described by the
+plugin API — :class:`~clawline.plugins.registrars.MethodRegistrar`,
+:class:`~clawline.plugins.registrars.ToolRegistrar`, the channel and provider registries, and
+:class:`~clawline.plugins.host.PluginHost`, what a plugin may use of the gateway.
 
 Two kinds of hooks:
 
 - **registration** hooks run once, at start-up, and add things to a registry;
 - **lifecycle** hooks are told what happened. They receive ``event`` (a JSON object in
-  OpenClaw's camelCase shape, documented per hook) and ``ctx`` (:class:`HookContext`). A
-  lifecycle hook may be a plain function or a coroutine function; its return value is ignored
-  except where noted. A hook that raises is logged and isolated: the other plugins still run and
-  the gateway carries on.
+  OpenClaw's camelCase shape, documented per hook) and ``ctx`` (:class:`HookContext`, whose
+  ``host`` is the :class:`~clawline.plugins.host.PluginHost`); ``startup`` and ``shutdown``
+  receive the host itself. A lifecycle hook may be a plain function or a coroutine function;
+  its return value is ignored except where noted. A hook that raises is logged and isolated:
+  the other plugins still run and the gateway carries on.
 """
 
 from __future__ import annotations
@@ -23,11 +29,10 @@ import pluggy
 
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.tools.registry import ToolRegistry
     from clawline.channels.registry import ChannelRegistry
-    from clawline.gateway.registry import MethodRegistry
     from clawline.plugins.context import HookContext
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
+    from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
 
 PROJECT = "clawline"
 
@@ -38,13 +43,13 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_gateway_methods(methods: MethodRegistry) -> None:
+def register_gateway_methods(methods: MethodRegistrar) -> None:
     """Add gateway methods: ``methods.add(name, handler, scope=…, schema=…)`` or the
     ``@methods.method(...)`` decorator. A name already taken is refused (logged)."""
 
 
 @hookspec
-def register_tools(tools: ToolRegistry) -> None:
+def register_tools(tools: ToolRegistrar) -> None:
     """Add agent tools: ``tools.register(tool)``."""
 
 
@@ -59,13 +64,15 @@ def register_providers(providers: ProviderRegistry) -> None:
 
 
 @hookspec
-def startup(services: Runtime) -> Any:
-    """The gateway's services are open (store, catalog, runs); runs before it serves. May be a
-    coroutine."""
+def startup(host: PluginHost) -> Any:
+    """The gateway's parts are open (store, catalog, runs); runs before it serves. ``host`` is
+    what the plugin may use of the gateway: a plugin that needs it outside a hook call (its
+    tools, its gateway methods) keeps it here, and parses its configuration here, once. May be
+    a coroutine."""
 
 
 @hookspec
-def shutdown(services: Runtime) -> Any:
+def shutdown(host: PluginHost) -> Any:
     """The gateway is stopping (after its runs ended). May be a coroutine."""
 
 

@@ -1,9 +1,11 @@
-"""The plugin manager (``services.plugins``): loads plugins and calls their hooks in isolation.
+"""The plugin manager (``runtime.plugins``): loads plugins and calls their hooks in isolation.
 
 - **Registration** hooks (``register_gateway_methods``, ``register_tools``,
-  ``register_channels``, ``register_providers``) are called once per registry, when the
-  registry is made at start-up. The built-ins register first (their hooks are ``tryfirst``),
-  so a plugin cannot take a built-in's name: the registry refuses it and that is logged.
+  ``register_channels``, ``register_providers``) are called once per registry, by the runtime
+  (or the gateway) once the parts the built-ins need exist. The built-ins — plugin objects the
+  runtime builds with their parts and adds with source ``builtin`` — register first (their
+  hooks are ``tryfirst``), so a plugin cannot take a built-in's name: the registry refuses it
+  and that is logged.
 - **Lifecycle** hooks are called one plugin at a time, in pluggy's order. A hook that raises,
   sync or async, is logged with the plugin's name and skipped: the caller and the other
   plugins carry on (a typed clawline error is one line at INFO or WARNING, any other exception
@@ -11,8 +13,10 @@
   ``hook_timeout_seconds`` (then cancelled and logged), so a slow plugin cannot stall a run.
   Each plugin gets its own copy of the event and its own :class:`HookContext`.
 
+Lifecycle hooks need the :class:`~clawline.plugins.host.PluginHost` the runtime binds
+(:meth:`PluginManager.bind`): ``startup``/``shutdown`` receive it and every context carries it.
 Hooks are called on the event loop; a plugin does blocking store work through
-``await ctx.services.call(...)``.
+``await ctx.host.run(...)``.
 """
 
 from __future__ import annotations
@@ -32,18 +36,19 @@ from clawline.failure_log import log_failure
 from clawline.plugins import hookspecs
 from clawline.plugins.context import HookContext
 from clawline.plugins.loading import (
+    BUILTIN_PLUGINS,
     EntryPoints,
     LoadFailure,
     PluginSettings,
+    builtin_class,
     discover,
 )
 
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.tools.registry import ToolRegistry
     from clawline.channels.registry import ChannelRegistry
-    from clawline.gateway.registry import MethodRegistry
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
+    from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
 
 __all__ = ["PluginInfo", "PluginManager"]
 
@@ -70,14 +75,14 @@ class PluginManager:
         self._sources: dict[str, tuple[str, str]] = {}
         self.failures: list[LoadFailure] = []
         """Plugins that could not be loaded or registered."""
-        self.services: Runtime | None = None
-        """Bound by :attr:`Runtime.plugins`; lifecycle hooks get it in their context."""
+        self._host: PluginHost | None = None
 
     @classmethod
     def from_settings(
         cls, settings: Settings, *, entry_points: EntryPoints | None = None
     ) -> PluginManager:
-        """The built-ins, the entry points and the plugins of ``[plugins]``, loaded."""
+        """The entry points and the plugins of ``[plugins]``, loaded (the runtime adds the
+        built-ins)."""
         plugin_settings = PluginSettings.from_raw(settings.raw)
         manager = cls(plugin_settings)
         found, failures = (
@@ -114,17 +119,35 @@ class PluginManager:
         self._sources[name] = (source, origin or getattr(plugin, "__name__", repr(plugin)))
         return True
 
+    @staticmethod
+    def builtin_plugins() -> list[PluginInfo]:
+        """The built-in plugin objects the runtime adds, described from their classes without
+        building one (``clawline plugins``)."""
+        marker = f"{hookspecs.PROJECT}_impl"
+        infos: list[PluginInfo] = []
+        for builtin in BUILTIN_PLUGINS:
+            cls = builtin_class(builtin)
+            hooks = [name for name in dir(cls) if hasattr(getattr(cls, name, None), marker)]
+            infos.append(PluginInfo(builtin.name, "builtin", builtin.origin, tuple(sorted(hooks))))
+        return infos
+
     def _hooks_of(self, name: str) -> list[str]:
         plugin = self._pm.get_plugin(name)
         callers = self._pm.get_hookcallers(plugin) or []
         return sorted(caller.name for caller in callers)
 
+    def get(self, name: str) -> object | None:
+        """The plugin object registered under ``name``, if any."""
+        plugin: object | None = self._pm.get_plugin(name)
+        return plugin
+
     def plugins(self) -> list[PluginInfo]:
-        """The loaded plugins in load order."""
-        return [
+        """The loaded plugins: the built-ins first, then the others in load order."""
+        loaded = [
             PluginInfo(name, source, origin, tuple(self._hooks_of(name)))
             for name, (source, origin) in self._sources.items()
         ]
+        return sorted(loaded, key=lambda info: info.source != "builtin")
 
     def plugin_config(self, plugin_id: str) -> Mapping[str, Any]:
         return self.settings.configs.get(plugin_id, {})
@@ -141,10 +164,10 @@ class PluginManager:
 
     # --- registration ----------------------------------------------------------------------
 
-    def register_gateway_methods(self, methods: MethodRegistry) -> None:
+    def register_gateway_methods(self, methods: MethodRegistrar) -> None:
         self._register("register_gateway_methods", methods=methods)
 
-    def register_tools(self, tools: ToolRegistry) -> None:
+    def register_tools(self, tools: ToolRegistrar) -> None:
         self._register("register_tools", tools=tools)
 
     def register_channels(self, channels: ChannelRegistry) -> None:
@@ -165,11 +188,25 @@ class PluginManager:
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    async def startup(self, services: Runtime) -> None:
-        await self._call("startup", {"services": services})
+    def bind(self, host: PluginHost) -> None:
+        """Give the plugins ``host``, what they may use of the gateway (the runtime does, once
+        its parts exist); lifecycle hooks are called with it."""
+        self._host = host
 
-    async def shutdown(self, services: Runtime) -> None:
-        await self._call("shutdown", {"services": services})
+    @property
+    def host(self) -> PluginHost:
+        """The bound host (:meth:`bind`); ``RuntimeError`` before."""
+        if self._host is None:
+            raise RuntimeError("the plugin manager is not bound to a plugin host")
+        return self._host
+
+    async def startup(self) -> None:
+        """Call every ``startup(host)`` hook."""
+        await self._call("startup", {"host": self.host})
+
+    async def shutdown(self) -> None:
+        """Call every ``shutdown(host)`` hook."""
+        await self._call("shutdown", {"host": self.host})
 
     async def session_start(self, event: Mapping[str, Any], ctx: HookContext) -> None:
         await self._notify("session_start", event, ctx)
@@ -204,9 +241,7 @@ class PluginManager:
 
     def context(self, **fields: Any) -> HookContext:
         """A context for a hook call (its ``plugin_id`` and ``config`` are set per plugin)."""
-        if self.services is None:
-            raise RuntimeError("the plugin manager is not bound to services")
-        return HookContext(self.services, **fields)
+        return HookContext(self.host, **fields)
 
     async def _notify(
         self,

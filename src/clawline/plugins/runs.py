@@ -1,4 +1,5 @@
-"""The plugins hear of runs: ``session_start`` and ``agent_end`` from the run manager's hooks.
+"""The plugins hear of runs: ``session_start`` and ``agent_end`` from the run manager's hooks
+(:class:`PluginRunObserver`, which the runtime wires to the run manager).
 
 - ``session_start`` — awaited when the first run of a session (new, or reset since) starts,
   before its runner: ``{sessionKey, sessionId, runId}``;
@@ -22,11 +23,11 @@ from clawline.sessions.transcript import message_json
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
-    from clawline.runtime import Runtime
+    from clawline.plugins.manager import PluginManager
     from clawline.store.base import Store
+    from clawline.store.workers import StoreWorkers
 
-__all__ = ["observe_runs", "run_messages"]
+__all__ = ["PluginRunObserver", "run_messages"]
 
 _PAGE = 1000
 
@@ -48,11 +49,18 @@ def run_messages(store: Store, session_id: str, run_id: str, message_seq: int | 
         after = events[-1].seq
 
 
-def observe_runs(services: Runtime, runs: RunManager) -> None:
-    """Fire the plugins' ``session_start`` and ``agent_end`` for the runs of ``runs``."""
-    plugins = services.plugins
+class PluginRunObserver:
+    """Tells the plugins of runs; the runtime wires :meth:`first_run` to
+    ``runs.on_first_run`` and :meth:`run_ended` to ``runs.on_run_end``."""
 
-    async def first_run(run: Run) -> None:
+    def __init__(self, *, plugins: PluginManager, store: Store, workers: StoreWorkers) -> None:
+        self._plugins = plugins
+        self._store = store
+        self._workers = workers
+
+    async def first_run(self, run: Run) -> None:
+        """``session_start``, awaited before the run's runner."""
+        plugins = self._plugins
         if not plugins.implements("session_start"):
             return
         event: JSONObject = {
@@ -62,11 +70,16 @@ def observe_runs(services: Runtime, runs: RunManager) -> None:
         }
         await plugins.session_start(event, plugins.context(**_fields(run)))
 
-    async def agent_end(run: Run, outcome: RunOutcome) -> None:
+    def run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
+        """``agent_end``, as a task of the run manager (nothing when no plugin listens)."""
+        return self._agent_end(run, outcome) if self._plugins.implements("agent_end") else None
+
+    async def _agent_end(self, run: Run, outcome: RunOutcome) -> None:
+        plugins = self._plugins
         messages: list[JSON] = []
         if run.session_id is not None:
-            messages = await services.call(
-                run_messages, services.store, run.session_id, run.run_id, run.message_seq
+            messages = await self._workers.run(
+                run_messages, self._store, run.session_id, run.run_id, run.message_seq
             )
         started = outcome.started_at if outcome.started_at is not None else outcome.ended_at
         event: JSONObject = {
@@ -82,12 +95,6 @@ def observe_runs(services: Runtime, runs: RunManager) -> None:
         if outcome.error is not None:
             event["error"] = outcome.error
         await plugins.agent_end(event, plugins.context(**_fields(run)))
-
-    def run_ended(run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
-        return agent_end(run, outcome) if plugins.implements("agent_end") else None
-
-    runs.on_first_run(first_run)
-    runs.on_run_end(run_ended)
 
 
 def _fields(run: Run) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
@@ -150,6 +150,9 @@ class StoreTransaction(abc.ABC):
 
     The collaboration tables are written through four objects bound to the same transaction
     (interfaces in :mod:`clawline.store.collab`).
+
+    :meth:`after_commit` registers what to do once (and only if) the transaction has committed,
+    on the thread that committed it — how the domain services publish their events.
     """
 
     tasks: TaskWrites
@@ -160,6 +163,20 @@ class StoreTransaction(abc.ABC):
     """Run idempotency keys (:mod:`clawline.store.idempotency`)."""
     pairings: PairingWrites
     """Device pairings (:mod:`clawline.store.pairing`)."""
+
+    _committed: list[Callable[[], None]] | None = None
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after this transaction commits (never if it rolls back)."""
+        if self._committed is None:
+            self._committed = []
+        self._committed.append(callback)
+
+    def run_after_commit(self) -> None:
+        """Called by the backend once the transaction has committed."""
+        callbacks, self._committed = self._committed or [], None
+        for callback in callbacks:
+            callback()
 
     @abc.abstractmethod
     def get(self, key: str) -> SessionEntry | None:

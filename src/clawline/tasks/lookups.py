@@ -73,6 +73,10 @@ class TaskLookups:
         found = self.store.tasks.by_run_id(run_id)
         return found[0] if found else None
 
+    def for_run(self, run_id: str) -> list[TaskRecord]:
+        """Every task of a run id, newest first (run ids are unique within a session only)."""
+        return self.store.tasks.by_run_id(run_id)
+
     def for_session(self, session_key: str, *, limit: int = 100) -> list[TaskRecord]:
         """Tasks a session requested or runs as the child, newest first."""
         return self.store.tasks.page(TaskQuery(session_key=session_key), None, limit).tasks

@@ -13,7 +13,9 @@ Two kinds of status change, with different answers to a move the transition tabl
   terminal tasks included, so ``tasks.cancel`` of a finished task says why nothing happened.
 
 Every write accepts ``tx=``: pass a :class:`StoreTransaction` to make it part of a larger
-transaction (spawning a child, ending a run); without one the registry opens its own.
+transaction (spawning a child, ending a run); without one the registry opens its own. Once that
+transaction commits, every task it created or changed is published as a
+:class:`~clawline.events.TaskChanged` domain event.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import replace
 from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField
+from clawline.events import DomainEvents, TaskChanged
 from clawline.store.base import Store, StoreTransaction
 from clawline.tasks.fields import MAX_TEXT, choice, optional, text
 from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT, TaskList, TaskLookups, TaskSummary
@@ -65,10 +68,12 @@ class TaskRegistry(TaskLookups):
         *,
         clock: Clock = SYSTEM_CLOCK,
         retention_ms: int = TASK_RETENTION_MS,
+        events: DomainEvents | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.retention_ms = retention_ms
+        self._events = events
         self._codec = None
 
     @contextmanager
@@ -78,6 +83,13 @@ class TaskRegistry(TaskLookups):
             return
         with self.store.transaction() as own:
             yield own
+
+    def _told(self, tx: StoreTransaction, task: TaskRecord) -> TaskRecord:
+        """Publish ``task`` as changed once ``tx`` commits."""
+        events = self._events
+        if events is not None:
+            tx.after_commit(lambda: events.publish(TaskChanged(task)))
+        return task
 
     @staticmethod
     def _locked(tx: StoreTransaction, task_id: str) -> TaskRecord:
@@ -161,6 +173,7 @@ class TaskRegistry(TaskLookups):
                 return existing
             active.tasks.insert(record)
             active.tasks.add_event(record.task_id, now, record.status, None)
+            self._told(active, record)
         return record
 
     # --- lifecycle events (terminal tasks ignore them) --------------------------------------
@@ -186,7 +199,7 @@ class TaskRegistry(TaskLookups):
             task = replace(current, progress_summary=summary, last_event_at=now)
             active.tasks.update(task)
             active.tasks.add_event(task_id, now, "progress", summary)
-            return task
+            return self._told(active, task)
 
     def finish(
         self,
@@ -246,7 +259,7 @@ class TaskRegistry(TaskLookups):
                 return current
             task = replace(current, delivery_status=delivery)
             active.tasks.update(task)
-            return task
+            return self._told(active, task)
 
     def delete(self, task_id: str, *, tx: StoreTransaction | None = None) -> bool:
         with self._tx(tx) as active:
@@ -278,4 +291,4 @@ class TaskRegistry(TaskLookups):
             )
         tx.tasks.update(task)
         tx.tasks.add_event(task.task_id, now, status, summary)
-        return task
+        return self._told(tx, task)

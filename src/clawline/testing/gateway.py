@@ -11,6 +11,7 @@ from pathlib import Path
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import Settings
 from clawline.gateway.app import Gateway
+from clawline.gateway.assembly import build_gateway
 from clawline.gateway.server import bind_socket, serve
 from clawline.gateway.settings import GatewaySettings
 from clawline.runtime import Runtime
@@ -24,6 +25,7 @@ class RunningGateway:
     """``ws://127.0.0.1:<port>``; the WebSocket is served at ``/`` and ``/ws``."""
     gateway: Gateway
     runtime: Runtime
+    """The runtime whose parts the gateway serves (tests reach the parts through it)."""
 
     @property
     def port(self) -> int:
@@ -48,7 +50,7 @@ async def running_gateway(
     if store_url is not None:
         base = replace(base, store_url=store_url)
     runtime = Runtime.open(base, clock=clock)
-    gateway = Gateway(runtime, gateway_settings or GatewaySettings(port=0))
+    gateway = build_gateway(runtime, gateway_settings or GatewaySettings(port=0))
     sock = bind_socket("127.0.0.1", 0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()

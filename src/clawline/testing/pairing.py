@@ -28,7 +28,7 @@ def pair_device(
     clock: Clock = SYSTEM_CLOCK,
 ) -> DevicePairing:
     """Pair ``identity`` with a grant of ``scopes`` (it asked for the same)."""
-    registry = PairingRegistry(store, clock=clock)
+    registry = PairingRegistry(store=store, clock=clock)
     claim = DeviceClaim(
         device_id=identity.device_id,
         public_key=identity.public_key,

@@ -7,7 +7,10 @@ an ordinary client. The subprocess is started on the first request (not at gatew
 reused by every later request and stopped when the gateway stops; if it dies, the link starts a
 fresh one on the next request.
 
-:func:`family_service` keeps one :class:`WebFamily` per gateway and registers its shutdown.
+:func:`family_service` keeps one :class:`WebFamily` per gateway and registers its shutdown; the
+family itself knows only how to start the bridge (:class:`BridgeTarget`: the gateway's URL,
+state directory and token, asked for when the bridge starts, since the URL is known only once the
+gateway serves).
 """
 
 from __future__ import annotations
@@ -75,13 +78,12 @@ def loopback_url(url: str) -> str:
     return url.replace("://0.0.0.0:", "://127.0.0.1:", 1)
 
 
-def bridge_target(gateway: Gateway) -> BridgeTarget:
-    """The bridge for ``gateway``: its own URL, state directory and token."""
-    if gateway.url is None:
+def bridge_target(*, url: str | None, state_dir: Path, token: str | None) -> BridgeTarget:
+    """The bridge for a gateway serving at ``url`` (``None``: not serving yet, a
+    ``RuntimeError``) over ``state_dir``, with its token (``None`` without token auth)."""
+    if url is None:
         raise RuntimeError("the gateway is not serving yet")
-    settings = gateway.settings
-    token = settings.token if settings.auth == "token" else None
-    return BridgeTarget(loopback_url(gateway.url), gateway.runtime.settings.state_dir, token)
+    return BridgeTarget(loopback_url(url), state_dir, token)
 
 
 class WebFamily:
@@ -89,7 +91,7 @@ class WebFamily:
     It is itself the connection the family operation uses (``ready`` / ``request``), so the
     operation validates the key before anything is started."""
 
-    def __init__(self, target: Callable[[], BridgeTarget]) -> None:
+    def __init__(self, *, target: Callable[[], BridgeTarget]) -> None:
         self._target = target
         self._stack: contextlib.AsyncExitStack | None = None
         self._link: AgentLink | None = None
@@ -147,22 +149,27 @@ class WebFamily:
         return self._link
 
 
-_services: weakref.WeakKeyDictionary[Gateway, WebFamily] = weakref.WeakKeyDictionary()
+_families: weakref.WeakKeyDictionary[Gateway, WebFamily] = weakref.WeakKeyDictionary()
 
 
 def family_service(gateway: Gateway) -> WebFamily:
     """The gateway's :class:`WebFamily`, made on first use and closed on gateway shutdown."""
-    service = _services.get(gateway)
-    if service is None:
-        gateway_ref = weakref.ref(gateway)  # the service must not keep its gateway alive
+    family = _families.get(gateway)
+    if family is None:
+        gateway_ref = weakref.ref(gateway)  # the family must not keep its gateway alive
 
         def target() -> BridgeTarget:
             current = gateway_ref()
             if current is None:
                 raise AcpClientError(STOPPED)
-            return bridge_target(current)
+            settings = current.settings
+            return bridge_target(
+                url=current.url,
+                state_dir=current.state_dir,
+                token=settings.token if settings.auth == "token" else None,
+            )
 
-        service = WebFamily(target)
-        _services[gateway] = service
-        gateway.on_shutdown(service.close)
-    return service
+        family = WebFamily(target=target)
+        _families[gateway] = family
+        gateway.on_shutdown(family.close)
+    return family

@@ -24,9 +24,9 @@ API keys)."""
 
 
 class ProviderRegistry:
-    """Providers by name. Empty when made: the built-in plugin registers ``offline`` and the
-    ``openai`` and ``anthropic`` APIs (:mod:`clawline.plugins.builtins`), other plugins their
-    own providers, through the ``register_providers`` hook."""
+    """Providers by name. Empty when made: the built-in providers plugin registers ``offline``
+    and the ``openai`` and ``anthropic`` APIs (:mod:`clawline.agents.plugin`), other plugins
+    their own providers, through the ``register_providers`` hook."""
 
     def __init__(
         self,

@@ -9,6 +9,23 @@ result by the turn loop.
 ``ToolResult.details`` is the structured result (e.g. ``sessions_spawn``'s
 ``{status:"accepted", childSessionKey, runId, …}``): it is what the model sees (as JSON text),
 what ``agent`` tool events carry as ``result``, and what UIs read as ``rawOutput.details``.
+
+What a tool gets:
+
+- :class:`ToolContext`: the call's identity — the requester's session key, agent id, run id,
+  workspace, entry, agent configuration and lane, and the model's tool call id — and
+  ``host``;
+- ``host`` (:class:`ToolHost`): what a *plugin* tool may do besides its own work, with the
+  behaviour of the built-in tools of the same names: ``spawn`` (``sessions_spawn``), ``send``
+  (``sessions_send``), ``list_sessions`` (``sessions_list``) and ``history``
+  (``sessions_history``). Each takes the calling tool's context and the arguments the
+  built-in tool takes, and answers its result; refusals are error results, as the model would
+  get them. The turn loop puts the gateway's host (:mod:`clawline.collab.tool_host`) in
+  every context.
+
+clawline's own tools get their collaborators (catalog, run manager, configuration, …) through
+their constructors, from the runtime; a plugin's tool is constructed by the plugin and reaches
+the gateway only through ``ctx.host``.
 """
 
 from __future__ import annotations
@@ -22,10 +39,9 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentConfig
-    from clawline.runtime import Runtime
     from clawline.sessions.entry import SessionEntry
 
-__all__ = ["Tool", "ToolContext", "ToolResult", "ToolSpec"]
+__all__ = ["Tool", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +68,10 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Who is calling: the requester session and its run, and where its files live."""
+    """Who is calling: the requester session and its run, and where its files live; ``host``
+    is what the tool may ask of the gateway (:class:`ToolHost`)."""
 
-    services: Runtime
+    host: ToolHost
     session_key: str
     """The requester's session key."""
     agent_id: str
@@ -74,3 +91,24 @@ class Tool(Protocol):
     spec: ToolSpec
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult: ...
+
+
+class ToolHost(Protocol):
+    """What a tool may ask of the gateway on behalf of its caller (``ctx``): the built-in
+    session tools' behaviour, with their arguments and results (module docstring)."""
+
+    async def spawn(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        """``sessions_spawn``: start a sub-agent (or ACP) child of ``ctx``'s session."""
+        ...
+
+    async def send(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        """``sessions_send``: message another session (and by default wait for its reply)."""
+        ...
+
+    async def list_sessions(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        """``sessions_list``: the sessions ``ctx``'s session may see."""
+        ...
+
+    async def history(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        """``sessions_history``: recent messages of a session ``ctx``'s session may see."""
+        ...

@@ -26,6 +26,7 @@ from clawline.agents.confined import (
     NotRegularFile,
     split_path,
 )
+from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
 from clawline.types import JSON, JSONObject
 
@@ -178,11 +179,16 @@ def _list(root: ConfinedDir, args: Mapping[str, JSON]) -> JSONObject:
 
 
 class _FileTool:
+    """A file tool under ``[tools.fs]`` (``fs``)."""
+
     spec: ToolSpec
     _work: Callable[[ConfinedDir, Mapping[str, JSON]], JSONObject]
 
+    def __init__(self, *, fs: FsToolsConfig) -> None:
+        self._fs = fs
+
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        allow_hardlinks = ctx.services.runs.config.fs.allow_hardlinks
+        allow_hardlinks = self._fs.allow_hardlinks
 
         def work() -> JSONObject:
             with ConfinedDir.open(
@@ -256,5 +262,6 @@ class ListFilesTool(_FileTool):
     _work = staticmethod(_list)
 
 
-def file_tools() -> list[Tool]:
-    return [ReadFileTool(), WriteFileTool(), ListFilesTool()]
+def file_tools(*, fs: FsToolsConfig) -> list[Tool]:
+    """``read_file``, ``write_file`` and ``list_files`` under ``[tools.fs]``."""
+    return [ReadFileTool(fs=fs), WriteFileTool(fs=fs), ListFilesTool(fs=fs)]

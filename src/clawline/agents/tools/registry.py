@@ -75,9 +75,10 @@ def tool_allowed(name: str, agent: AgentConfig, entry: SessionEntry | None) -> b
 
 
 class ToolRegistry:
-    """Tools by name. Register once at start-up::
+    """Tools by name, registered once at start-up through the plugins' ``register_tools``
+    hook (clawline's own tools through its built-in plugins)::
 
-    services.runs.tools.register(SpawnTool())
+        tools.register(ShoutTool())
     """
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:

@@ -1,4 +1,5 @@
-"""The gateway's built-in methods, one module per family."""
+"""The gateway's built-in methods, one module per family; :func:`builtin_methods` gathers them
+for the gateway plugin object (:mod:`clawline.gateway.plugin`) that registers them."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ WAIT = {
 async def _session_key(call: Call) -> str:
     """``sessionKey``; else the session holding ``sessionId``; else the main session of
     ``agentId`` (the default agent when absent)."""
-    services = call.services
+    gateway = call.gateway
     params = call.params
     agent_id = params.get("agentId")
     if agent_id is not None:
@@ -88,15 +88,15 @@ async def _session_key(call: Call) -> str:
         return key
     session_id = params.get("sessionId")
     if session_id is not None:
-        entries = await services.call(services.store.by_session_id, session_id)
+        entries = await gateway.workers.run(gateway.store.by_session_id, session_id)
         if not entries:
             raise GatewayError(f"No session found: {session_id}")
         if len(entries) > 1:
             found = ", ".join(entry.key for entry in entries)
             raise GatewayError(f"Multiple sessions found for sessionId: {session_id} ({found})")
         return entries[0].key
-    settings = services.settings
-    return keys.main_session_key(agent_id or settings.default_agent_id, settings.main_key)
+    catalog = gateway.catalog
+    return keys.main_session_key(agent_id or catalog.default_agent_id, catalog.main_key)
 
 
 @methods.method("agent", scope=WRITE, schema=AGENT)
@@ -133,4 +133,4 @@ async def agent(call: Call) -> JSON:
 async def agent_wait(call: Call) -> JSON:
     """``{runId, status:"ok"|"error"|"timeout", startedAt?, endedAt?, error?}``."""
     timeout_ms = call.params.get("timeoutMs", AGENT_WAIT_DEFAULT_MS)
-    return await call.services.runs.wait(call.params["runId"], timeout_ms)
+    return await call.gateway.runs.wait(call.params["runId"], timeout_ms)

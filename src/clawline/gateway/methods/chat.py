@@ -73,9 +73,9 @@ def refuse_provenance(call: Call, fields: tuple[str, ...] = PROVENANCE_FIELDS) -
 
 
 async def send_through_runs(call: Call, **kwargs: Any) -> SendAck:
-    """``services.runs.send`` with a shutting-down manager answered as ``UNAVAILABLE``."""
+    """``runs.send`` with a shutting-down manager answered as ``UNAVAILABLE``."""
     try:
-        return await call.services.runs.send(**kwargs)
+        return await call.gateway.runs.send(**kwargs)
     except RunsClosed as error:
         raise GatewayError(error.message, ErrorCode.UNAVAILABLE, retryable=True) from None
 
@@ -104,15 +104,15 @@ async def chat_send(call: Call) -> JSON:
 @methods.method("chat.history", scope=READ, schema=HISTORY)
 async def chat_history(call: Call) -> JSON:
     """The last ``limit`` messages of the session (unknown session: no messages)."""
-    services = call.services
+    gateway = call.gateway
     key = required_key(call, "sessionKey")
-    entry = await services.call(services.catalog.get, key)
+    entry = await gateway.workers.run(gateway.catalog.get, key)
     result: JSONObject = {"sessionKey": key, "sessionId": None, "messages": []}
     if entry is not None:
         result["sessionId"] = entry.session_id
-        result["messages"] = await services.call(
+        result["messages"] = await gateway.workers.run(
             history_messages,
-            services.store,
+            gateway.store,
             entry.session_id,
             limit=call.params.get("limit", HISTORY_DEFAULT_LIMIT),
             max_chars=call.params.get("maxChars", HISTORY_DEFAULT_MAX_CHARS),
@@ -126,7 +126,7 @@ async def chat_history(call: Call) -> JSON:
 async def chat_abort(call: Call) -> JSON:
     """Abort ``runId`` of the session, else every queued and running run of it."""
     refuse_blank_key(call, "sessionKey")
-    run_ids = await call.services.runs.abort(call.params["sessionKey"], call.params.get("runId"))
+    run_ids = await call.gateway.runs.abort(call.params["sessionKey"], call.params.get("runId"))
     return {"ok": True, "aborted": bool(run_ids), "runIds": list(run_ids)}
 
 
@@ -135,7 +135,7 @@ async def chat_inject(call: Call) -> JSON:
     """Append an assistant message without running the agent."""
     refuse_blank_key(call, "sessionKey")
     params = call.params
-    stored = await call.services.runs.inject(
+    stored = await call.gateway.runs.inject(
         params["sessionKey"], params["message"], params.get("label")
     )
     return {"ok": True, "messageId": stored["id"]}

@@ -54,13 +54,13 @@ def refuse_blank_key(call: Call, name: str = "key") -> None:
 def required_key(call: Call, name: str = "key") -> str:
     """The canonical session key of a request's ``name`` param, refused when blank."""
     refuse_blank_key(call, name)
-    return call.services.catalog.canonical(call.params[name])
+    return call.gateway.catalog.canonical(call.params[name])
 
 
 def is_main_key(call: Call, key: str) -> bool:
     """Whether ``key`` is some agent's main session (``agent:<id>:<mainKey>``)."""
     parsed = keys.parse_agent_session_key(key)
-    return parsed is not None and parsed.rest == call.services.catalog.main_key
+    return parsed is not None and parsed.rest == call.gateway.catalog.main_key
 
 
 def resolved_model(entry: SessionEntry) -> JSONObject:

@@ -99,14 +99,14 @@ def _text(params: dict[str, Any], name: str) -> str | None:
 
 
 def build_query(call: Call, params: dict[str, Any]) -> SessionQuery:
-    catalog = call.services.catalog
+    catalog = call.gateway.catalog
     agent = _text(params, "agentId")
     spawned_by = _text(params, "spawnedBy")
     root = _text(params, "rootSessionKey")
     minutes = params.get("activeMinutes")
     since = None
     if minutes is not None:
-        since = max(0, call.services.clock.now_ms() - minutes * 60_000)
+        since = max(0, call.gateway.clock.now_ms() - minutes * 60_000)
     return SessionQuery(
         agent_id=None if agent is None else keys.normalize_agent_id(agent),
         updated_since=since,
@@ -234,13 +234,13 @@ def plan_from(call: Call) -> ListPlan:
 @methods.method("sessions.list", scope=READ, schema=LIST_SCHEMA)
 async def sessions_list(call: Call) -> JSON:
     plan = plan_from(call)
-    services = call.services
-    outcome = await services.call(
-        run_listing, services.catalog, plan, services.runs.has_active_run, services.row_cache
+    gateway = call.gateway
+    outcome = await gateway.workers.run(
+        run_listing, gateway.catalog, plan, gateway.runs.has_active_run, gateway.row_cache
     )
     return {
-        "ts": services.clock.now_ms(),
-        "path": services.store.location,
+        "ts": gateway.clock.now_ms(),
+        "path": gateway.store.location,
         "count": len(outcome.rows),
         "totalCount": outcome.total,
         "limitApplied": plan.limit,

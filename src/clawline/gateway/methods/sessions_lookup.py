@@ -103,7 +103,7 @@ async def sessions_resolve(call: Call) -> JSON:
         raise GatewayError("Provide either key, sessionId, or label (not multiple)")
     if not chosen:
         raise GatewayError("Either key, sessionId, or label is required")
-    catalog = call.services.catalog
+    catalog = call.gateway.catalog
     agent = _selector(params, "agentId")
     spawned_by = _selector(params, "spawnedBy")
     scope = _Scope(
@@ -113,7 +113,7 @@ async def sessions_resolve(call: Call) -> JSON:
         include_unknown=bool(params.get("includeUnknown")),
     )
     selector, value = chosen[0]
-    key = await call.services.call(_resolve, catalog, scope, selector, value)
+    key = await call.gateway.workers.run(_resolve, catalog, scope, selector, value)
     return {"ok": True, "key": key}
 
 
@@ -187,10 +187,10 @@ async def sessions_preview(call: Call) -> JSON:
         raise GatewayError("invalid sessions.preview params: keys must have at least 1 item")
     limit = call.params.get("limit", PREVIEW_LIMIT)
     max_chars = call.params.get("maxChars", PREVIEW_CHARS)
-    services = call.services
+    gateway = call.gateway
     unique = list(dict.fromkeys(requested))
-    previews = await services.call(_previews, services.catalog, unique, limit, max_chars)
-    return {"ts": services.clock.now_ms(), "previews": previews}
+    previews = await gateway.workers.run(_previews, gateway.catalog, unique, limit, max_chars)
+    return {"ts": gateway.clock.now_ms(), "previews": previews}
 
 
 # --- sessions.get ----------------------------------------------------------------------------
@@ -200,16 +200,16 @@ async def sessions_preview(call: Call) -> JSON:
 async def sessions_get(call: Call) -> JSON:
     """One session: ``{key, entry, session}`` where ``session`` is its listing row (with
     derived title and last-message preview). Unknown key → ``No session found: <key>``."""
-    services = call.services
+    gateway = call.gateway
     requested = call.params["key"]
     key = required_key(call)
 
     def read() -> JSONObject:
-        entry = services.store.get(key)
+        entry = gateway.store.get(key)
         if entry is None:
             raise GatewayError(f"No session found: {requested}")
-        rows = RowBuilder(services.store, services.runs.has_active_run)
+        rows = RowBuilder(gateway.store, gateway.runs.has_active_run)
         row = rows.one(entry, RowOptions(derived_titles=True, last_message=True))
         return {"key": key, "entry": entry.to_json(), "session": row}
 
-    return await services.call(read)
+    return await gateway.workers.run(read)

@@ -10,7 +10,6 @@ import uuid
 from typing import Any
 
 from clawline import keys
-from clawline.collab.bindings import unbind_deleted_session
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, WRITE
@@ -77,7 +76,7 @@ def _text(params: dict[str, Any], name: str) -> str | None:
 
 async def _session_ended(call: Call, before: SessionEntry, reason: str) -> None:
     """The plugins' ``session_end`` (``reason``: ``deleted`` | ``reset``)."""
-    plugins = call.services.plugins
+    plugins = call.gateway.plugins
     if not plugins.implements("session_end"):
         return
     event: JSONObject = {"sessionKey": before.key, "sessionId": before.session_id, "reason": reason}
@@ -88,7 +87,7 @@ async def _session_ended(call: Call, before: SessionEntry, reason: str) -> None:
 async def _stop_runs(call: Call, key: str) -> None:
     """Abort the session's runs (pending, queued or running) before it is deleted or reset;
     returns once their ends are written."""
-    await call.services.runs.abort(key)
+    await call.gateway.runs.abort(key)
 
 
 # --- sessions.create -------------------------------------------------------------------------
@@ -137,8 +136,8 @@ def _create(
 )
 async def sessions_create(call: Call) -> JSON:
     params = call.params
-    services = call.services
-    catalog = services.catalog
+    gateway = call.gateway
+    catalog = gateway.catalog
     agent_raw = _text(params, "agentId")
     agent = None if agent_raw is None else keys.normalize_agent_id(agent_raw)
     raw_key = _text(params, "key")
@@ -162,7 +161,7 @@ async def sessions_create(call: Call) -> JSON:
         changes["model"] = _text(params, "model")
     parent_raw = _text(params, "parentSessionKey")
     parent = None if parent_raw is None else catalog.canonical(parent_raw)
-    change = await services.call(_create, catalog, key, changes, parent)
+    change = await gateway.workers.run(_create, catalog, key, changes, parent)
     assert change.after is not None
     result: JSONObject = {
         "ok": True,
@@ -174,7 +173,7 @@ async def sessions_create(call: Call) -> JSON:
     text = next((params[name] for name in ("message", "task") if _text(params, name)), None)
     if text is not None:
         try:
-            ack = await services.runs.send(
+            ack = await gateway.runs.send(
                 session_key=key,
                 message=text,
                 idempotency_key=str(uuid.uuid4()),
@@ -196,14 +195,14 @@ async def sessions_create(call: Call) -> JSON:
 @methods.method("sessions.patch", scope=ADMIN, schema={"key": _REQUIRED_KEY, **PATCH_FIELDS})
 async def sessions_patch(call: Call) -> JSON:
     refuse_webchat(call, WEBCHAT_PATCH)
-    services = call.services
+    gateway = call.gateway
     key = required_key(call)
     changes = {name: value for name, value in call.params.items() if name != "key"}
-    change = await services.call(services.catalog.patch, key, changes, cause=Cause("patch"))
+    change = await gateway.workers.run(gateway.catalog.patch, key, changes, cause=Cause("patch"))
     assert change.after is not None
     return {
         "ok": True,
-        "path": services.store.location,
+        "path": gateway.store.location,
         "key": change.key,
         "entry": change.after.to_json(),
         "resolved": resolved_model(change.after),
@@ -231,16 +230,16 @@ def _delete(catalog: SessionCatalog, key: str, archive: bool) -> Change | None:
 )
 async def sessions_delete(call: Call) -> JSON:
     refuse_webchat(call, WEBCHAT_DELETE)
-    services = call.services
+    gateway = call.gateway
     key = required_key(call)
     if is_main_key(call, key):
         raise GatewayError(f"Cannot delete the main session ({key}).")
     archive = call.params.get("deleteTranscript", True)
     await _stop_runs(call, key)
-    change = await services.call(_delete, services.catalog, key, archive)
+    change = await gateway.workers.run(_delete, gateway.catalog, key, archive)
     deleted = change is not None and change.before is not None
     hooks = call.params.get("emitLifecycleHooks") is not False
-    await unbind_deleted_session(services, key, deleted=deleted, emit_hooks=hooks)
+    await gateway.thread_bindings.unbind_deleted_session(key, deleted=deleted, emit_hooks=hooks)
     if change is None or change.before is None:
         return {"ok": True, "key": key, "deleted": False, "archived": []}
     if hooks:
@@ -258,11 +257,11 @@ async def sessions_delete(call: Call) -> JSON:
     schema={"key": _REQUIRED_KEY, "reason": P.string(choices=("new", "reset"))},
 )
 async def sessions_reset(call: Call) -> JSON:
-    services = call.services
+    gateway = call.gateway
     key = required_key(call)
     await _stop_runs(call, key)
     cause = Cause(call.params.get("reason", "reset"))
-    change = await services.call(services.catalog.reset, key, cause=cause)
+    change = await gateway.workers.run(gateway.catalog.reset, key, cause=cause)
     assert change.after is not None
     assert change.before is not None
     await _session_ended(call, change.before, "reset")

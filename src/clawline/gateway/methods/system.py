@@ -20,10 +20,10 @@ async def health(call: Call) -> JSON:
     return {
         "ok": True,
         "status": "live",
-        "ts": call.services.clock.now_ms(),
+        "ts": call.gateway.clock.now_ms(),
         "bootId": bus.boot_id,
         "lastSeq": bus.last_seq,
-        "store": call.services.store.backend,
+        "store": call.gateway.store.backend,
     }
 
 

@@ -1,8 +1,8 @@
 """``tasks.list``, ``tasks.get`` and ``tasks.cancel``: the task registry over the gateway.
 
-The methods call :class:`~clawline.tasks.registry.TaskRegistry` (``services.tasks``) on the
-store thread. Tasks are sent in their OpenClaw JSON form (:meth:`TaskRecord.to_json`); see
-docs/tasks.md.
+The methods call the gateway's :class:`~clawline.tasks.registry.TaskRegistry`
+(``call.gateway.tasks``) on the store workers. Tasks are sent in their OpenClaw JSON form
+(:meth:`TaskRecord.to_json`); see docs/tasks.md.
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ async def tasks_list(call: Call) -> JSON:
     """Tasks newest first: ``{tasks, count, nextCursor}``. ``sessionKey`` matches tasks the
     session requested or runs as the child."""
     params = call.params
-    services = call.services
+    gateway = call.gateway
     session_key = params.get("sessionKey")
     if session_key is not None:
-        session_key = _canonical(services.catalog, session_key)
-    page = await services.call(
-        services.tasks.list,
+        session_key = _canonical(gateway.catalog, session_key)
+    page = await gateway.workers.run(
+        gateway.tasks.list,
         status=params.get("status"),
         runtime=params.get("runtime"),
         owner_key=params.get("ownerKey"),
@@ -85,8 +85,8 @@ async def tasks_get(call: Call) -> JSON:
         raise GatewayError("Provide either taskId, runId, or token (not multiple)")
     if not chosen:
         raise GatewayError("Either taskId, runId, or token is required")
-    services = call.services
-    registry = services.tasks
+    gateway = call.gateway
+    registry = gateway.tasks
     name, value = chosen[0]
 
     def read() -> JSONObject:
@@ -98,11 +98,11 @@ async def tasks_get(call: Call) -> JSON:
                 raise TaskNotFound(f"task not found for run: {value}")
             task = found
         else:
-            task = registry.require_token(value, canonical=services.catalog.canonical)
+            task = registry.require_token(value, canonical=gateway.catalog.canonical)
         events: list[JSON] = [event.to_json() for event in registry.events(task.task_id)]
         return {"task": task.to_json(), "events": events}
 
-    return await services.call(read)
+    return await gateway.workers.run(read)
 
 
 @methods.method("tasks.cancel", scope=WRITE, schema=CANCEL)
@@ -110,9 +110,9 @@ async def tasks_cancel(call: Call) -> JSON:
     """Cancel a queued or running task, then abort its run if it has a live one:
     ``{ok, task, aborted, runIds}``. Unknown task → ``task not found: <id>``; a task that has
     already ended → ``invalid task transition: <status> -> cancelled (task <id>)``."""
-    services = call.services
-    task = await services.call(
-        services.tasks.cancel, call.params["taskId"], reason=call.params.get("reason")
+    gateway = call.gateway
+    task = await gateway.workers.run(
+        gateway.tasks.cancel, call.params["taskId"], reason=call.params.get("reason")
     )
     run_ids: list[str] = []
     session_key = task.child_session_key or (
@@ -120,5 +120,5 @@ async def tasks_cancel(call: Call) -> JSON:
     )
     if task.run_id and session_key:
         with contextlib.suppress(InvalidSessionKey):  # no such session, so no run to abort
-            run_ids = await services.runs.abort(session_key, task.run_id)
+            run_ids = await gateway.runs.abort(session_key, task.run_id)
     return {"ok": True, "task": task.to_json(), "aborted": bool(run_ids), "runIds": list(run_ids)}

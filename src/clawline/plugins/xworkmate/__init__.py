@@ -7,26 +7,19 @@ Enable it in config.toml::
     [plugins]
     enabled = ["clawline.plugins.xworkmate"]
 
-This module is the plugin: its ``@hookimpl`` functions are the ones of
-:mod:`clawline.plugins.xworkmate.plugin`.
+This module is a plugin factory: :func:`make_plugin` gives each gateway its own
+:class:`~clawline.plugins.xworkmate.plugin.XWorkmatePlugin`, which works through the
+:class:`~clawline.plugins.host.PluginHost` its ``startup`` hook receives.
 """
 
 from __future__ import annotations
 
 from clawline.plugins.xworkmate.constants import PLUGIN_ID
-from clawline.plugins.xworkmate.plugin import (
-    agent_end,
-    register_gateway_methods,
-    register_tools,
-    session_start,
-    startup,
-)
+from clawline.plugins.xworkmate.plugin import XWorkmatePlugin
 
-__all__ = [
-    "PLUGIN_ID",
-    "agent_end",
-    "register_gateway_methods",
-    "register_tools",
-    "session_start",
-    "startup",
-]
+__all__ = ["PLUGIN_ID", "XWorkmatePlugin", "make_plugin"]
+
+
+def make_plugin() -> XWorkmatePlugin:
+    """A fresh plugin object (the plugin loader calls it once per gateway)."""
+    return XWorkmatePlugin()

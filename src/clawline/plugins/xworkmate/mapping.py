@@ -12,9 +12,10 @@ code ``CONFLICT``), checked and written in one store transaction. A compatible m
 ``createdAt`` and ``source``, takes the new ``expectedArtifactDirs`` and bumps ``updatedAt``.
 The OpenClaw key is stored verbatim (the app key and the OpenClaw key differ and
 ``safeScopeSegment`` is one-way, so this is the only link back). Lookup by app key is an index
-lookup (:func:`clawline.plugins.extensions.find_sessions`), not a scan.
+lookup (:meth:`PluginHost.find_sessions <clawline.plugins.host.PluginHost.find_sessions>`), not
+a scan.
 
-The functions here are blocking; call them through ``services.call``.
+The functions here are blocking; call them on a store worker (``host.run``).
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline.errors import ClawlineError
-from clawline.plugins.extensions import find_sessions, read_extension, update_extension
 from clawline.plugins.xworkmate.constants import MAPPING_NAMESPACE, PLUGIN_ID
 from clawline.plugins.xworkmate.envelope import XWorkmateConflict, XWorkmateError, optional_string
 from clawline.plugins.xworkmate.scope import normalize_expected_dirs
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.clock import Clock
+    from clawline.plugins.host import PluginHost
 
 __all__ = [
     "CONFLICT_MESSAGE",
@@ -47,9 +48,9 @@ CONFLICT_MESSAGE = "conflict: xworkmate session mapping already points to a diff
 SOURCES = ("session_start", "bridge_prepare")
 
 
-def iso_now(services: Runtime) -> str:
+def iso_now(clock: Clock) -> str:
     """Now as JavaScript's ``toISOString()`` writes it (``2026-06-05T12:00:00.000Z``)."""
-    moment = datetime.datetime.fromtimestamp(services.clock.now_ms() / 1000, datetime.UTC)
+    moment = datetime.datetime.fromtimestamp(clock.now_ms() / 1000, datetime.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -99,14 +100,14 @@ class SessionMapping:
         )
 
 
-def storage_key(services: Runtime, openclaw_session_key: str) -> str:
+def storage_key(openclaw_session_key: str, *, host: PluginHost) -> str:
     """The catalog key of the session an OpenClaw key names (``main`` → ``agent:main:main``)."""
-    return services.catalog.canonical(openclaw_session_key)
+    return host.canonical(openclaw_session_key)
 
 
 def upsert_mapping(
-    services: Runtime,
     *,
+    host: PluginHost,
     app_thread_key: str,
     openclaw_session_key: str,
     expected_artifact_dirs: list[str],
@@ -116,7 +117,7 @@ def upsert_mapping(
 ) -> SessionMapping:
     """Write the mapping (creating the session when ``create``); raise
     :class:`XWorkmateConflict` when the session is mapped to another thread or key."""
-    now = iso_now(services)
+    now = iso_now(host.clock)
     written: list[SessionMapping] = []
 
     def update(current: JSON | None) -> JSON | None:
@@ -147,9 +148,8 @@ def upsert_mapping(
         written[:] = [mapping]
         return mapping.to_json()
 
-    update_extension(
-        services,
-        storage_key(services, openclaw_session_key),
+    host.update_extension(
+        storage_key(openclaw_session_key, host=host),
         PLUGIN_ID,
         MAPPING_NAMESPACE,
         update,
@@ -158,21 +158,21 @@ def upsert_mapping(
     return written[0]
 
 
-def read_mapping(services: Runtime, openclaw_session_key: str) -> SessionMapping | None:
+def read_mapping(openclaw_session_key: str, *, host: PluginHost) -> SessionMapping | None:
     """The mapping stored on the session ``openclaw_session_key`` names, if any."""
     try:
-        key = storage_key(services, openclaw_session_key)
+        key = storage_key(openclaw_session_key, host=host)
     except ClawlineError:
         return None
-    return SessionMapping.from_json(read_extension(services, key, PLUGIN_ID, MAPPING_NAMESPACE))
+    return SessionMapping.from_json(host.read_extension(key, PLUGIN_ID, MAPPING_NAMESPACE))
 
 
-def find_mapping(services: Runtime, app_thread_key: str) -> SessionMapping | None:
+def find_mapping(app_thread_key: str, *, host: PluginHost) -> SessionMapping | None:
     """The mapping of an app thread (indexed lookup); with several, the latest updated."""
     found: list[SessionMapping] = []
-    keys = find_sessions(services, PLUGIN_ID, MAPPING_NAMESPACE, "appThreadKey", app_thread_key)
+    keys = host.find_sessions(PLUGIN_ID, MAPPING_NAMESPACE, "appThreadKey", app_thread_key)
     for key in keys:
-        raw = read_extension(services, key, PLUGIN_ID, MAPPING_NAMESPACE)
+        raw = host.read_extension(key, PLUGIN_ID, MAPPING_NAMESPACE)
         mapping = SessionMapping.from_json(raw)
         if mapping is not None and mapping.app_thread_key == app_thread_key:
             found.append(mapping)

@@ -4,37 +4,48 @@ Params are open objects (the XWorkmate bridge spreads extra fields into every re
 method declares a closed schema; each operation reads the fields it knows. A refusal is answered
 as a request error ``{code, message}`` with code ``INVALID_REQUEST`` and the upstream plugin's
 exact message; ``xworkmate.session.prepare`` answers ``CONFLICT`` when the message contains
-"conflict". Store failures stay ``UNAVAILABLE``.
+"conflict". Store failures stay ``UNAVAILABLE``, and so does a call before the plugin started.
+
+The handlers take the plugin host and settings from the started plugin when they are called
+(:data:`~clawline.plugins.xworkmate.state.StateSource`): they are registered before it starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, Protocol
 
 from clawline.errors import ClawlineError, StoreError
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import READ, WRITE
-from clawline.gateway.registry import Call, Handler, MethodRegistry
+from clawline.gateway.registry import Call, Handler
+from clawline.plugins.host import PluginHost
+from clawline.plugins.registrars import MethodRegistrar
 from clawline.plugins.xworkmate import operations
 from clawline.plugins.xworkmate.constants import METHOD_NAMES
+from clawline.plugins.xworkmate.settings import XWorkmateSettings
+from clawline.plugins.xworkmate.state import StateSource, XWorkmateNotStarted
 from clawline.plugins.xworkmate.tasks_get import tasks_get
 from clawline.types import JSON, JSONObject
 
-if TYPE_CHECKING:
-    from clawline.runtime import Runtime
-
 __all__ = ["register_methods"]
 
-Operation = Callable[["Runtime", Mapping[str, Any]], Awaitable[JSONObject]]
+
+class Operation(Protocol):
+    def __call__(
+        self, params: Mapping[str, Any], *, host: PluginHost, config: XWorkmateSettings
+    ) -> Awaitable[JSONObject]: ...
 
 
-def _handler(operation: Operation, *, conflicts: bool = False) -> Handler:
+def _handler(operation: Operation, state: StateSource, *, conflicts: bool = False) -> Handler:
     async def handle(call: Call) -> JSON:
         try:
-            return await operation(call.services, call.params)
+            started = state()
+            return await operation(call.params, host=started.host, config=started.config)
         except (GatewayError, StoreError):
             raise
+        except XWorkmateNotStarted as error:
+            raise GatewayError(error.message, ErrorCode.UNAVAILABLE) from None
         except ClawlineError as error:
             code = ErrorCode.INVALID_REQUEST
             if conflicts and "conflict" in error.message:
@@ -59,7 +70,8 @@ _METHODS: tuple[tuple[str, Operation, str, bool], ...] = (
 assert tuple(name for name, *_ in _METHODS) == METHOD_NAMES
 
 
-def register_methods(methods: MethodRegistry) -> None:
-    """Add the six ``xworkmate.*`` methods to ``methods``, in order."""
+def register_methods(methods: MethodRegistrar, state: StateSource) -> None:
+    """Add the six ``xworkmate.*`` methods to ``methods``, in order; they work on the state
+    ``state()`` gives when they are called."""
     for name, operation, scope, conflicts in _METHODS:
-        methods.add(name, _handler(operation, conflicts=conflicts), scope=scope)
+        methods.add(name, _handler(operation, state, conflicts=conflicts), scope=scope)

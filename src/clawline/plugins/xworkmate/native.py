@@ -12,7 +12,7 @@ the task id names both: ``xworkmate-<runId segment>-<16 hex of SHA-256(session k
 and a run's end finishes only its own session's task.
 
 Lookups are bound to the session: a task of another session is never returned. Blocking:
-call through ``services.call``.
+call on a store worker (``host.run``); the tasks are the host's task registry.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from clawline.plugins.xworkmate.scope import safe_scope_segment
 from clawline.tasks.model import TaskRecord
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = [
     "END_STATUSES",
@@ -57,10 +57,10 @@ def native_task_id(session_key: str, run_id: str) -> str:
 
 
 def create_native_task(
-    services: Runtime, session_key: str, run_id: str, app_thread_key: str
+    session_key: str, run_id: str, app_thread_key: str, *, host: PluginHost
 ) -> TaskRecord:
     """The run's task, created ``running`` unless it exists already (a repeated prepare)."""
-    registry = services.tasks
+    registry = host.tasks
     task_id = native_task_id(session_key, run_id)
     existing = registry.get(task_id)
     if existing is not None:
@@ -79,16 +79,16 @@ def create_native_task(
 
 
 def finish_native_task(
-    services: Runtime,
     session_key: str,
     run_id: str,
     *,
+    host: PluginHost,
     status: str,
     summary: str | None,
     error: str | None,
 ) -> TaskRecord | None:
     """End the run's task (if it has one, of this session, still active)."""
-    registry = services.tasks
+    registry = host.tasks
     task = registry.get(native_task_id(session_key, run_id))
     if task is None or task.requester_session_key != session_key or task.terminal:
         return task
@@ -108,18 +108,18 @@ def _belongs(task: TaskRecord | None, session_key: str) -> bool:
     )
 
 
-def _of_run(services: Runtime, session_key: str, run_id: str) -> TaskRecord | None:
+def _of_run(host: PluginHost, session_key: str, run_id: str) -> TaskRecord | None:
     """The session's newest task of ``run_id`` (other sessions may use the same run id)."""
-    for task in services.store.tasks.by_run_id(run_id):
+    for task in host.tasks.for_run(run_id):
         if _belongs(task, session_key):
             return task
     return None
 
 
-def find_native_task(services: Runtime, session_key: str, token: str) -> TaskRecord | None:
+def find_native_task(session_key: str, token: str, *, host: PluginHost) -> TaskRecord | None:
     """The session's task named by ``token`` — a task id, the id of its run ``token``, a run
     id, or ``xworkmate-<runId>`` — or its latest task when ``token`` is empty."""
-    registry = services.tasks
+    registry = host.tasks
     if not token:
         return registry.latest_for_session(session_key)
     by_id = registry.get(token)
@@ -128,7 +128,7 @@ def find_native_task(services: Runtime, session_key: str, token: str) -> TaskRec
     own = registry.get(native_task_id(session_key, token))
     if _belongs(own, session_key):
         return own
-    found = _of_run(services, session_key, token)
+    found = _of_run(host, session_key, token)
     if found is None and token.startswith(TASK_ID_PREFIX):
-        found = _of_run(services, session_key, token[len(TASK_ID_PREFIX) :])
+        found = _of_run(host, session_key, token[len(TASK_ID_PREFIX) :])
     return found

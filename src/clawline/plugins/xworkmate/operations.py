@@ -1,8 +1,8 @@
 """The plugin's operations on a request's params: prepare, export, list, read, snapshot.
 
-Each takes the gateway's services and the (open) params and returns the result object or
-raises a :class:`~clawline.errors.ClawlineError` with the upstream plugin's exact message.
-Store work runs on the store thread (``services.call``), file work in a worker thread, so the
+Each takes the (open) params, the plugin host and the plugin's settings, and returns the result
+object or raises a :class:`~clawline.errors.ClawlineError` with the upstream plugin's exact
+message. Store work runs on a store worker (``host.run``), file work in a worker thread, so the
 event loop never waits on either.
 """
 
@@ -31,13 +31,13 @@ from clawline.plugins.xworkmate.scope import (
     expected_dirs_or_default,
     normalize_expected_dirs,
 )
-from clawline.plugins.xworkmate.settings import XWorkmateSettings, plugin_settings
+from clawline.plugins.xworkmate.settings import XWorkmateSettings
 from clawline.plugins.xworkmate.snapshot import collect_and_snapshot
 from clawline.plugins.xworkmate.workspace import open_root, resolve_root
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = [
     "expected_dirs_for",
@@ -62,19 +62,19 @@ def target(params: Params) -> TaskScope:
     return scope
 
 
-async def expected_dirs_for(services: Runtime, params: Params, session_key: str) -> list[str]:
+async def expected_dirs_for(params: Params, session_key: str, *, host: PluginHost) -> list[str]:
     """The request's ``expectedArtifactDirs``, else those prepare recorded in the session's
     mapping, else clawline's default list."""
     if params.get("expectedArtifactDirs") is not None:
         return normalize_expected_dirs(params.get("expectedArtifactDirs"))
-    mapping = await services.call(read_mapping, services, session_key)
+    mapping = await host.run(read_mapping, session_key, host=host)
     if mapping is not None:
         return list(mapping.expected_artifact_dirs)
     return expected_dirs_or_default(None)
 
 
 def _root(
-    services: Runtime,
+    host: PluginHost,
     config: XWorkmateSettings,
     scope: TaskScope,
     params: Params,
@@ -82,21 +82,21 @@ def _root(
 ) -> Path:
     if root is not None:
         return root
-    return resolve_root(services, config, scope.session_key, params.get("workspaceDir"))
+    return resolve_root(scope.session_key, params.get("workspaceDir"), host=host, config=config)
 
 
 async def export(
-    services: Runtime,
     params: Params,
     *,
+    host: PluginHost,
+    config: XWorkmateSettings,
     include_content: bool = True,
     root: Path | None = None,
 ) -> JSONObject:
     """``xworkmate.artifacts.export``; ``root`` is a trusted host workspace (the agent tool)."""
-    config = plugin_settings(services.settings)
     scope = target(params)
-    workspace = _root(services, config, scope, params, root)
-    dirs = await expected_dirs_for(services, params, scope.session_key)
+    workspace = _root(host, config, scope, params, root)
+    dirs = await expected_dirs_for(params, scope.session_key, host=host)
     options = ExportOptions.from_params(params, config, dirs, include_content=include_content)
     return await asyncio.to_thread(
         export_artifacts, workspace, scope, options, config.signing_secret
@@ -104,20 +104,21 @@ async def export(
 
 
 async def list_artifacts(
-    services: Runtime, params: Params, *, root: Path | None = None
+    params: Params, *, host: PluginHost, config: XWorkmateSettings, root: Path | None = None
 ) -> JSONObject:
     """``xworkmate.artifacts.list``: export without content, plus ``manifestMarkdown``."""
-    result = await export(services, {**params, "includeContent": False}, root=root)
+    result = await export({**params, "includeContent": False}, host=host, config=config, root=root)
     result["manifestMarkdown"] = manifest_markdown(result)
     return result
 
 
-async def read(services: Runtime, params: Params, *, root: Path | None = None) -> JSONObject:
+async def read(
+    params: Params, *, host: PluginHost, config: XWorkmateSettings, root: Path | None = None
+) -> JSONObject:
     """``xworkmate.artifacts.read``."""
-    config = plugin_settings(services.settings)
     scope = target(params)
-    workspace = _root(services, config, scope, params, root)
-    dirs = await expected_dirs_for(services, params, scope.session_key)
+    workspace = _root(host, config, scope, params, root)
+    dirs = await expected_dirs_for(params, scope.session_key, host=host)
     max_inline = ExportOptions.from_params(params, config, dirs).max_inline_bytes
     return await asyncio.to_thread(
         lambda: read_artifact(
@@ -132,11 +133,10 @@ async def read(services: Runtime, params: Params, *, root: Path | None = None) -
     )
 
 
-async def snapshot(services: Runtime, params: Params) -> JSONObject:
+async def snapshot(params: Params, *, host: PluginHost, config: XWorkmateSettings) -> JSONObject:
     """``xworkmate.artifacts.collect-and-snapshot``."""
-    config = plugin_settings(services.settings)
     scope = target(params)
-    workspace = _root(services, config, scope, params, None)
+    workspace = _root(host, config, scope, params, None)
     return await asyncio.to_thread(collect_and_snapshot, workspace, scope, params, config)
 
 
@@ -173,7 +173,7 @@ def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
     }
 
 
-async def prepare(services: Runtime, params: Params) -> JSONObject:
+async def prepare(params: Params, *, host: PluginHost, config: XWorkmateSettings) -> JSONObject:
     """``xworkmate.session.prepare``: checks everything first, then records the mapping
     (fail closed), creates the scope directory, the native task and the recorded run."""
     metadata = _metadata(params)
@@ -187,12 +187,11 @@ async def prepare(services: Runtime, params: Params) -> JSONObject:
     run_id = required_string(params.get("runId"), "runId required")
     scope = TaskScope(session_key, run_id)
     scope.check_supplied(params.get("artifactScope"))
-    canonical = storage_key(services, session_key)  # refuses a malformed key before writing
-    config = plugin_settings(services.settings)
-    root = resolve_root(services, config, session_key, params.get("workspaceDir"))
-    mapping = await services.call(
+    canonical = storage_key(session_key, host=host)  # refuses a malformed key before writing
+    root = resolve_root(session_key, params.get("workspaceDir"), host=host, config=config)
+    mapping = await host.run(
         lambda: upsert_mapping(
-            services,
+            host=host,
             app_thread_key=app_key,
             openclaw_session_key=session_key,
             expected_artifact_dirs=dirs,
@@ -201,8 +200,8 @@ async def prepare(services: Runtime, params: Params) -> JSONObject:
         )
     )
     result = await asyncio.to_thread(_prepare_dirs, root, scope, dirs)
-    task = await services.call(create_native_task, services, canonical, run_id, app_key)
-    await services.call(record_run_started, services, session_key, run_id)
+    task = await host.run(create_native_task, canonical, run_id, app_key, host=host)
+    await host.run(record_run_started, session_key, run_id, host=host)
     result["mapping"] = mapping.to_json()
     result["appThreadKey"] = app_key
     result["openclawSessionKey"] = session_key

@@ -9,8 +9,8 @@ updatedAt, completedAt?, output?, error?}``:
   (at most 16 KiB characters) and the error (secrets redacted, then at most 2048 characters);
   ``startedAt`` is kept.
 
-At most :data:`MAX_RECORDED_RUNS` runs are kept, the most recently updated. Blocking: call
-through ``services.call``.
+At most :data:`MAX_RECORDED_RUNS` runs are kept, the most recently updated. Blocking: call on a
+store worker (``host.run``).
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clawline.plugins.extensions import read_extension, update_extension
 from clawline.plugins.xworkmate.constants import PLUGIN_ID, TASK_RUNS_NAMESPACE
 from clawline.plugins.xworkmate.mapping import iso_now, storage_key
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -66,7 +65,7 @@ RunBuilder = Callable[[dict[str, Any] | None], JSONObject]
 
 
 def _write(
-    services: Runtime, session_key: str, run_id: str, build: RunBuilder, *, create: bool
+    host: PluginHost, session_key: str, run_id: str, build: RunBuilder, *, create: bool
 ) -> None:
     def update(current: JSON | None) -> JSON | None:
         runs = current.get("runs") if isinstance(current, dict) else None
@@ -75,9 +74,8 @@ def _write(
         table[run_id] = build(previous if isinstance(previous, dict) else None)
         return {"schemaVersion": 1, "runs": trim_runs(table)}
 
-    update_extension(
-        services,
-        storage_key(services, session_key),
+    host.update_extension(
+        storage_key(session_key, host=host),
         PLUGIN_ID,
         TASK_RUNS_NAMESPACE,
         update,
@@ -85,8 +83,8 @@ def _write(
     )
 
 
-def record_run_started(services: Runtime, session_key: str, run_id: str) -> None:
-    now = iso_now(services)
+def record_run_started(session_key: str, run_id: str, *, host: PluginHost) -> None:
+    now = iso_now(host.clock)
 
     def build(previous: dict[str, Any] | None) -> JSONObject:
         started = previous.get("startedAt") if previous else None
@@ -99,19 +97,19 @@ def record_run_started(services: Runtime, session_key: str, run_id: str) -> None
             "updatedAt": now,
         }
 
-    _write(services, session_key, run_id, build, create=True)
+    _write(host, session_key, run_id, build, create=True)
 
 
 def record_run_ended(
-    services: Runtime,
     session_key: str,
     run_id: str,
     *,
+    host: PluginHost,
     success: bool,
     output: str | None,
     error: str | None,
 ) -> None:
-    now = iso_now(services)
+    now = iso_now(host.clock)
 
     def build(previous: dict[str, Any] | None) -> JSONObject:
         started = previous.get("startedAt") if previous else None
@@ -130,24 +128,24 @@ def record_run_ended(
             run["error"] = redact(error)[:MAX_ERROR_CHARS]
         return run
 
-    _write(services, session_key, run_id, build, create=False)
+    _write(host, session_key, run_id, build, create=False)
 
 
-def _runs(services: Runtime, session_key: str) -> dict[str, Any]:
-    key = storage_key(services, session_key)
-    stored = read_extension(services, key, PLUGIN_ID, TASK_RUNS_NAMESPACE)
+def _runs(host: PluginHost, session_key: str) -> dict[str, Any]:
+    key = storage_key(session_key, host=host)
+    stored = host.read_extension(key, PLUGIN_ID, TASK_RUNS_NAMESPACE)
     runs = stored.get("runs") if isinstance(stored, dict) else None
     if not isinstance(runs, dict):
         return {}
     return {run_id: dict(run) for run_id, run in runs.items() if isinstance(run, dict)}
 
 
-def read_run(services: Runtime, session_key: str, run_id: str) -> dict[str, Any] | None:
+def read_run(session_key: str, run_id: str, *, host: PluginHost) -> dict[str, Any] | None:
     """The recorded run, if the session has one under ``run_id``."""
-    return _runs(services, session_key).get(run_id)
+    return _runs(host, session_key).get(run_id)
 
 
-def latest_run(services: Runtime, session_key: str) -> dict[str, Any] | None:
+def latest_run(session_key: str, *, host: PluginHost) -> dict[str, Any] | None:
     """The session's most recently updated recorded run."""
-    runs = _runs(services, session_key)
+    runs = _runs(host, session_key)
     return next(iter(trim_runs(runs).values()), None) if runs else None  # type: ignore[return-value]

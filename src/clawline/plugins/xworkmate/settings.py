@@ -18,7 +18,8 @@ OpenClaw's place for the same keys, ``[plugins.entries."openclaw-multi-session-p
 is read too; ``[plugins.xworkmate]`` wins key by key. Relative directories are taken under the
 state directory. A value of the wrong type is a
 :class:`~clawline.config.ConfigError` naming the key. Hard links follow the gateway-wide
-``[tools.fs] allowHardlinks`` (:mod:`clawline.agents.settings_fs`).
+``[tools.fs] allowHardlinks`` (:mod:`clawline.agents.settings_fs`, as the plugin host tells it).
+The plugin parses all this once, in its ``startup`` hook.
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawline.agents.settings_fs import parse_fs_tools
-from clawline.config import ConfigError, Settings
+from clawline.config import ConfigError
 from clawline.plugins.xworkmate.constants import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_INLINE_BYTES,
@@ -105,19 +105,26 @@ def _secret(section: Mapping[str, Any], env: Mapping[str, str]) -> bytes:
     return from_env.encode() if from_env else _PROCESS_SECRET
 
 
-def plugin_settings(settings: Settings, env: Mapping[str, str] | None = None) -> XWorkmateSettings:
-    """The ``[plugins.xworkmate]`` section of ``settings.raw``, checked."""
-    section = _section(settings.raw)
+def plugin_settings(
+    raw: Mapping[str, Any],
+    *,
+    state_dir: Path,
+    allow_hardlinks: bool,
+    env: Mapping[str, str] | None = None,
+) -> XWorkmateSettings:
+    """The ``[plugins.xworkmate]`` section of the parsed config.toml ``raw``, checked;
+    relative directories are taken under ``state_dir``."""
+    section = _section(raw)
     defaults = XWorkmateSettings()
     return XWorkmateSettings(
-        workspace_dir=_directory(section, "workspaceDir", settings.state_dir),
+        workspace_dir=_directory(section, "workspaceDir", state_dir),
         max_files=_integer(section, "maxFiles", DEFAULT_MAX_FILES, minimum=1),
         max_inline_bytes=_integer(section, "maxInlineBytes", DEFAULT_MAX_INLINE_BYTES, minimum=0),
         signing_secret=_secret(section, os.environ if env is None else env),
-        media_dir=_directory(section, "openClawMediaDir", settings.state_dir) or defaults.media_dir,
-        tmp_dir=_directory(section, "openClawTmpDir", settings.state_dir) or defaults.tmp_dir,
+        media_dir=_directory(section, "openClawMediaDir", state_dir) or defaults.media_dir,
+        tmp_dir=_directory(section, "openClawTmpDir", state_dir) or defaults.tmp_dir,
         snapshot_max_files=_integer(
             section, "snapshotMaxFiles", DEFAULT_SNAPSHOT_MAX_FILES, minimum=1
         ),
-        allow_hardlinks=parse_fs_tools(settings.raw).allow_hardlinks,
+        allow_hardlinks=allow_hardlinks,
     )

@@ -34,10 +34,11 @@ from clawline.plugins.xworkmate.native import find_native_task
 from clawline.plugins.xworkmate.operations import export
 from clawline.plugins.xworkmate.runs import latest_run, read_run
 from clawline.plugins.xworkmate.scope import expected_dirs_or_default
+from clawline.plugins.xworkmate.settings import XWorkmateSettings
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = ["app_status", "tasks_get"]
 
@@ -80,10 +81,15 @@ def _export_fields(exported: JSONObject | None) -> JSONObject:
 
 
 async def _artifacts(
-    services: Runtime, params: Mapping[str, Any], session_key: str, run_id: str, dirs: list[str]
+    params: Mapping[str, Any],
+    session_key: str,
+    run_id: str,
+    dirs: list[str],
+    *,
+    host: PluginHost,
+    config: XWorkmateSettings,
 ) -> JSONObject:
     return await export(
-        services,
         {
             **params,
             "openclawSessionKey": session_key,
@@ -91,22 +97,24 @@ async def _artifacts(
             "expectedArtifactDirs": dirs,
             "includeContent": params.get("includeContent", False),
         },
+        host=host,
+        config=config,
     )
 
 
-def _native(services: Runtime, canonical: str, token: str) -> JSONObject | None:
+def _native(host: PluginHost, canonical: str, token: str) -> JSONObject | None:
     try:
-        task = find_native_task(services, canonical, token)
+        task = find_native_task(canonical, token, host=host)
     except ClawlineError as error:
         log.warning("xworkmate native task lookup failed: sessionKey=%s error=%s", canonical, error)
         return None
     return dict(task.to_json()) if task is not None else None
 
 
-def _recorded(services: Runtime, session_key: str, token: str) -> dict[str, Any] | None:
+def _recorded(host: PluginHost, session_key: str, token: str) -> dict[str, Any] | None:
     if token:
-        return read_run(services, session_key, token)
-    return latest_run(services, session_key)
+        return read_run(session_key, token, host=host)
+    return latest_run(session_key, host=host)
 
 
 def _native_result(task: JSONObject, run_id: str, task_id: str) -> JSONObject:
@@ -175,19 +183,21 @@ def _unknown_result(run_id: str, task_id: str) -> JSONObject:
     }
 
 
-async def _find_mapping(services: Runtime, app_key: str, explicit: str) -> SessionMapping | None:
+async def _find_mapping(host: PluginHost, app_key: str, explicit: str) -> SessionMapping | None:
     if explicit:
-        return await services.call(read_mapping, services, explicit)
+        return await host.run(read_mapping, explicit, host=host)
     if app_key:
-        return await services.call(find_mapping, services, app_key)
+        return await host.run(find_mapping, app_key, host=host)
     return None
 
 
-async def tasks_get(services: Runtime, params: Mapping[str, Any]) -> JSONObject:
+async def tasks_get(
+    params: Mapping[str, Any], *, host: PluginHost, config: XWorkmateSettings
+) -> JSONObject:
     """The ``xworkmate.tasks.get`` answer for ``params`` (module docstring)."""
     app_key = optional_string(params.get("appThreadKey"))
     explicit = optional_string(params.get("openclawSessionKey"))
-    mapping = await _find_mapping(services, app_key, explicit)
+    mapping = await _find_mapping(host, app_key, explicit)
     if mapping is None and app_key and not explicit:
         return _lookup_error(
             "mapping_not_found", f"No OpenClaw session mapping found for {app_key}"
@@ -204,7 +214,7 @@ async def tasks_get(services: Runtime, params: Mapping[str, Any]) -> JSONObject:
     task_id = optional_string(params.get("taskId"))
     token = task_id or run_id
     include = params.get("includeArtifacts") is not False
-    canonical = storage_key(services, session_key)
+    canonical = storage_key(session_key, host=host)
     common: JSONObject = {
         "mapping": mapping.to_json() if mapping is not None else None,
         "appThreadKey": mapping.app_thread_key if mapping is not None else (app_key or None),
@@ -215,14 +225,14 @@ async def tasks_get(services: Runtime, params: Mapping[str, Any]) -> JSONObject:
     async def artifacts(run: str) -> JSONObject | None:
         if not include or not run:
             return None
-        return await _artifacts(services, params, session_key, run, dirs)
+        return await _artifacts(params, session_key, run, dirs, host=host, config=config)
 
-    task = await services.call(_native, services, canonical, token)
+    task = await host.run(_native, host, canonical, token)
     if task is not None:
         run = run_id or optional_string(task.get("runId")) or str(task["taskId"])
         exported = await artifacts(run)
         return {**_native_result(task, run_id, task_id), **common, **_export_fields(exported)}
-    recorded = await services.call(_recorded, services, session_key, token)
+    recorded = await host.run(_recorded, host, session_key, token)
     if recorded is not None:
         run = run_id or optional_string(recorded.get("runId"))
         exported = await artifacts(run)

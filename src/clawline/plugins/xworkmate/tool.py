@@ -5,6 +5,9 @@ The session, the run and the workspace come only from the host (the tool context
 ``sessionKey``, ``openclawSessionKey``, ``runId`` and ``workspaceDir`` a model passes are
 dropped. ``list`` answers the Markdown manifest; ``read`` the manifest and the file's base64
 content (or a note when it is too large to inline).
+
+The tool works on the started plugin's state (its host and settings), asked for at each call:
+it is registered before the plugin starts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from clawline.errors import ClawlineError
 from clawline.plugins.xworkmate import operations
 from clawline.plugins.xworkmate.constants import TOOL_NAME
 from clawline.plugins.xworkmate.manifest import manifest_markdown
+from clawline.plugins.xworkmate.state import StateSource
 from clawline.types import JSON, JSONObject
 
 __all__ = ["ArtifactsTool"]
@@ -72,6 +76,9 @@ class ArtifactsTool:
         parameters=_PARAMETERS,
     )
 
+    def __init__(self, *, state: StateSource) -> None:
+        self._state = state
+
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
         if not ctx.session_key:
             return ToolResult.error("sessionKey required")
@@ -83,11 +90,15 @@ class ArtifactsTool:
         params = {name: value for name, value in args.items() if name not in HOST_ONLY}
         params.update(openclawSessionKey=ctx.session_key, runId=ctx.run_id)
         try:
+            started = self._state()
+            host, config = started.host, started.config
             if action == "list":
-                result = await operations.list_artifacts(ctx.services, params, root=ctx.workspace)
+                result = await operations.list_artifacts(
+                    params, host=host, config=config, root=ctx.workspace
+                )
                 text = str(result["manifestMarkdown"])
             else:
-                result = await operations.read(ctx.services, params, root=ctx.workspace)
+                result = await operations.read(params, host=host, config=config, root=ctx.workspace)
                 text = _read_text(result)
         except ClawlineError as error:
             return ToolResult.error(error.message)

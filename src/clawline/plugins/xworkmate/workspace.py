@@ -1,8 +1,8 @@
 """Which directory a session's artifacts live under: the workspace root.
 
 The root is ``[plugins.xworkmate] workspaceDir`` when configured, else the workspace of the
-session's agent (``services.runs.config.resolve_agent(agentId).workspace``) — the directory the
-agent's file tools write into. A caller may name a ``workspaceDir`` of its own (the upstream
+session's agent (``host.workspace(agentId)``) — the directory the agent's file tools write
+into. A caller may name a ``workspaceDir`` of its own (the upstream
 plugin takes it from the request), but only one that lies inside that root once symlinks are
 resolved: a gateway client must not be able to point export or read at any other directory of
 the machine. The root is resolved once, when it is checked, and then opened without following
@@ -24,7 +24,7 @@ from clawline.plugins.xworkmate.paths import is_within
 from clawline.plugins.xworkmate.settings import XWorkmateSettings
 
 if TYPE_CHECKING:
-    from clawline.runtime import Runtime
+    from clawline.plugins.host import PluginHost
 
 __all__ = ["configured_root", "open_root", "resolve_root"]
 
@@ -32,30 +32,30 @@ NOT_ABSOLUTE = "workspaceDir must be an absolute path"
 OUTSIDE = "workspaceDir must stay inside the configured workspace"
 
 
-def _agent_id(services: Runtime, session_key: str) -> str:
+def _agent_id(host: PluginHost, session_key: str) -> str:
     try:
-        canonical = services.catalog.canonical(session_key)
+        canonical = host.canonical(session_key)
     except ClawlineError:
-        return services.settings.default_agent_id
-    return keys.agent_id_of(canonical, services.settings.default_agent_id)
+        return host.default_agent_id
+    return keys.agent_id_of(canonical, host.default_agent_id)
 
 
-def configured_root(services: Runtime, config: XWorkmateSettings, session_key: str) -> Path:
+def configured_root(session_key: str, *, host: PluginHost, config: XWorkmateSettings) -> Path:
     """The configured ``workspaceDir``, else the session's agent workspace (may not exist)."""
     if config.workspace_dir is not None:
         return config.workspace_dir
-    return services.runs.config.resolve_agent(_agent_id(services, session_key)).workspace
+    return host.workspace(_agent_id(host, session_key))
 
 
 def resolve_root(
-    services: Runtime, config: XWorkmateSettings, session_key: str, requested: object
+    session_key: str, requested: object, *, host: PluginHost, config: XWorkmateSettings
 ) -> Path:
     """The real path of the workspace root for ``session_key``: ``requested`` (a caller's
     ``workspaceDir``) when it lies inside the configured root, else the configured root.
 
     Refusals: ``workspaceDir must be an absolute path``,
     ``workspaceDir must stay inside the configured workspace``."""
-    base = Path(os.path.realpath(configured_root(services, config, session_key)))
+    base = Path(os.path.realpath(configured_root(session_key, host=host, config=config)))
     text = optional_string(requested)
     if not text:
         return base

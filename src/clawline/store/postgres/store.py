@@ -387,9 +387,11 @@ class PostgresStore(Store):
             self._thread.transaction = db
             try:
                 with db.transaction(), db.cursor() as cursor:
-                    yield _Transaction(cursor, self._lineage_lock, self._dialect)
+                    tx = _Transaction(cursor, self._lineage_lock, self._dialect)
+                    yield tx
             finally:
                 self._thread.transaction = None
+        tx.run_after_commit()
 
     def _fetch(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one read (as :meth:`_connection`, spelled out: the hottest path)."""

@@ -255,14 +255,16 @@ class SQLiteStore(Store):
             self._in_transaction = True
             try:
                 self._db.execute("BEGIN IMMEDIATE")
+                tx = _Transaction(self._db)
                 try:
-                    yield _Transaction(self._db)
+                    yield tx
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
             finally:
                 self._in_transaction = False
+        tx.run_after_commit()
 
     def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:

@@ -1,0 +1,61 @@
+"""Where a gateway is made from a runtime: :func:`build_gateway`, the one place that unpacks a
+:class:`~clawline.runtime.Runtime` into the parts a :class:`~clawline.gateway.app.Gateway`
+uses.
+
+Every adapter that serves a gateway builds it here — ``clawline gateway run``, the ACP
+bridge's in-process gateway, :func:`clawline.testing.gateway.running_gateway` — so the
+gateway itself never holds the runtime, only its parts::
+
+    runtime = Runtime.open(settings)
+    gateway = build_gateway(runtime, GatewaySettings(port=0))
+    await serve(gateway)          # starts the runtime's parts, serves, stops them
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from clawline.gateway.app import Gateway
+from clawline.gateway.registry import MethodRegistry
+from clawline.gateway.settings import GatewaySettings
+from clawline.pairing.registry import PairingRegistry
+
+if TYPE_CHECKING:
+    from clawline.runtime import Runtime
+
+__all__ = ["build_gateway", "gateway_methods"]
+
+
+def gateway_methods(runtime: Runtime) -> MethodRegistry:
+    """The method table of a gateway over ``runtime``: what the plugins' (built-ins first)
+    ``register_gateway_methods`` hooks add."""
+    methods = MethodRegistry()
+    runtime.plugins.register_gateway_methods(methods)
+    return methods
+
+
+def build_gateway(
+    runtime: Runtime, settings: GatewaySettings, *, methods: MethodRegistry | None = None
+) -> Gateway:
+    """A gateway serving ``runtime``'s parts with ``settings``; ``methods`` replaces the
+    plugins' method table (tests serving methods of their own)."""
+    return Gateway(
+        settings=settings,
+        methods=gateway_methods(runtime) if methods is None else methods,
+        catalog=runtime.catalog,
+        runs=runtime.runs,
+        tasks=runtime.tasks,
+        store=runtime.store,
+        workers=runtime.workers,
+        clock=runtime.clock,
+        events=runtime.events,
+        plugins=runtime.plugins,
+        thread_bindings=runtime.thread_bindings,
+        row_cache=runtime.row_cache,
+        pairings=PairingRegistry(store=runtime.store, clock=runtime.clock),
+        instance_lock=runtime.instance_lock,
+        holder=runtime.holder,
+        state_dir=runtime.settings.state_dir,
+        start_parts=runtime.start,
+        stop_parts=runtime.stop,
+    )
