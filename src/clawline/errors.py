@@ -20,8 +20,8 @@ caller can do about the error, not by which module raised it::
     ├── AcpAgentError ............... an external ACP agent could not be started or went away
     └── StoreError .................. the store could not do its job
         ├── StoreUnavailable
-        │   ├── StoreInUse
-        │   ├── StoreLockLost
+        │   ├── StoreInUse ......... (clawline.store.instance_lock)
+        │   ├── StoreLockLost ...... (clawline.store.instance_lock)
         │   └── StoreTimeout
         └── MigrationError
 
@@ -31,10 +31,7 @@ case, the message is that string, so clients written against OpenClaw keep worki
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from clawline.store.instance_lock import InstanceHolder
+from typing import ClassVar
 
 __all__ = [
     "AcpAgentError",
@@ -54,15 +51,16 @@ __all__ = [
     "NotFound",
     "SessionNotFound",
     "StoreError",
-    "StoreInUse",
-    "StoreLockLost",
     "StoreTimeout",
     "StoreUnavailable",
 ]
 
 
 class ClawlineError(Exception):
-    """Base of every error clawline raises on purpose."""
+    """Base of every error clawline raises on purpose. ``client_fault``: the error refuses what
+    a client asked for (logged as routine traffic, :mod:`clawline.failure_log`)."""
+
+    client_fault: ClassVar[bool] = False
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -74,6 +72,8 @@ class ClawlineError(Exception):
 
 class InvalidInput(ClawlineError):
     """The input was malformed or broke a rule; nothing was written."""
+
+    client_fault = True
 
 
 class InvalidSessionKey(InvalidInput):
@@ -111,6 +111,8 @@ class LineageCycle(LineageError):
 class NotFound(ClawlineError):
     """The thing named does not exist."""
 
+    client_fault = True
+
 
 class SessionNotFound(NotFound):
     """No session has the given key."""
@@ -118,6 +120,8 @@ class SessionNotFound(NotFound):
 
 class Conflict(ClawlineError):
     """The request clashes with what is already stored."""
+
+    client_fault = True
 
 
 class LabelInUse(Conflict, InvalidInput):
@@ -134,19 +138,6 @@ class StoreError(ClawlineError):
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached or opened."""
-
-
-class StoreInUse(StoreUnavailable):
-    """Another gateway holds the store's instance lock (:mod:`clawline.store.instance_lock`);
-    ``holder`` describes it when it could be read."""
-
-    def __init__(self, message: str, holder: InstanceHolder | None = None) -> None:
-        super().__init__(message)
-        self.holder = holder
-
-
-class StoreLockLost(StoreUnavailable):
-    """A running gateway lost the store's instance lock, so it stopped serving."""
 
 
 class StoreTimeout(StoreUnavailable):

@@ -28,10 +28,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
-from clawline.store.records import InboxItem, ThreadBinding
-from clawline.tasks.model import TaskRecord
+from clawline.records.collab import InboxItem, ThreadBinding
+from clawline.records.session import SessionEntry
+from clawline.records.task import TaskRecord
+from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON, JSONObject, SessionStatus
 
 __all__ = [

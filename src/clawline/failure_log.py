@@ -1,8 +1,8 @@
 """How a failure is logged, by what it says about whose fault it is.
 
-- A **client mistake** — :class:`~clawline.errors.InvalidInput`,
-  :class:`~clawline.errors.NotFound`, :class:`~clawline.errors.Conflict`, or a
-  :class:`~clawline.gateway.frames.GatewayError` (an answer to a request) — is routine traffic:
+- A **client mistake** — an error whose class says ``client_fault``:
+  :class:`~clawline.errors.InvalidInput`, :class:`~clawline.errors.NotFound`,
+  :class:`~clawline.errors.Conflict`, a gateway's answer to a request — is routine traffic:
   one line at INFO or below, without a traceback. A fuzzing client must not flood the log with
   errors.
 - Any other :class:`~clawline.errors.ClawlineError` is a failure clawline raises on purpose
@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import logging
 
-from clawline.errors import ClawlineError, Conflict, InvalidInput, NotFound
-from clawline.gateway.frames import GatewayError
+from clawline.errors import ClawlineError
 
 __all__ = ["failure_level", "is_client_mistake", "log_failure", "one_line"]
-
-_CLIENT_MISTAKES = (InvalidInput, NotFound, Conflict, GatewayError)
 
 
 def is_client_mistake(error: BaseException) -> bool:
     """Whether ``error`` refuses what a client asked for (its fault, not clawline's)."""
-    return isinstance(error, _CLIENT_MISTAKES)
+    return isinstance(error, ClawlineError) and error.client_fault
 
 
 def failure_level(error: BaseException, *, client_level: int = logging.INFO) -> int:

@@ -300,9 +300,9 @@ class Runtime:
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Take the store's instance lock (another holder: :class:`~clawline.errors.StoreInUse`),
-        start the plugins, end what a crash left running and start the announce dispatcher and
-        the thread-binding sweeper."""
+        """Take the store's instance lock (another holder:
+        :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, end what a crash
+        left running and start the announce dispatcher and the thread-binding sweeper."""
         await self.instance_lock.acquire(self.holder)
         try:
             await self.plugins.startup()

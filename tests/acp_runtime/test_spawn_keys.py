@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from clawline.collab.spawn import RUN_MODE_NOTE, SessionsSpawnTool
 from clawline.collab.spawn_args import parse_spawn_args
-from clawline.tasks.model import TaskRecord
+from clawline.records.task import TaskRecord
 from tests.acp_runtime.conftest import Acp
 from tests.acp_runtime.support import MAIN, eventually, pids
 from tests.collab.support import invoke, tool_ctx

@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from clawline.collab.spawn import RUN_MODE_NOTE
+from clawline.records.task import TaskRecord
 from clawline.runtime import Runtime
-from clawline.tasks.model import TaskRecord
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import (
     MAIN,

@@ -23,8 +23,8 @@ from clawline.agents.tools.files import (
 )
 from clawline.agents.workspace import workspace_for
 from clawline.config import Settings
+from clawline.records.session import SessionEntry
 from clawline.runtime import Runtime
-from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 
 DEFAULT_FS = FsToolsConfig()

@@ -11,8 +11,8 @@ from clawline.agents.providers.base import ToolCall
 from clawline.agents.settings import AgentConfig, SubagentLimits, ToolPolicy
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry, is_leaf, tool_allowed
+from clawline.records.session import SessionEntry
 from clawline.runtime import Runtime
-from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON
 from tests.agents.turn_support import EchoTool, ScriptedProvider, SpawnStub, calls, install, text
 

@@ -24,7 +24,7 @@ from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.errors import SessionNotFound
 from clawline.lineage import TreeNode, build_forest
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.testing import FakeClock
 
 

@@ -23,9 +23,9 @@ import pytest
 from clawline.client.connection import GatewayClient
 from clawline.client.errors import ConnectError, GatewayRequestError
 from clawline.gateway.device import DeviceIdentity
-from clawline.gateway.scopes import ADMIN, READ, WRITE
-from clawline.pairing.model import PAIRED, PENDING, REVOKED, DeviceClaim, DevicePairing
 from clawline.pairing.registry import CODE_TTL_MS, PairingRegistry
+from clawline.pairing.scopes import ADMIN, READ, WRITE
+from clawline.records.pairing import PAIRED, PENDING, REVOKED, DeviceClaim, DevicePairing
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock
 

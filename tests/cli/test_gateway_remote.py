@@ -8,7 +8,7 @@ from clawline.cli.app import exit_code_for
 from clawline.cli.remote import entry_from_row, local_error
 from clawline.client import ClientError, GatewayRequestError
 from clawline.errors import InvalidInput, LabelInUse, SessionNotFound
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.sessions.rows import session_row
 
 

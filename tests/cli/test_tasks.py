@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from clawline.cli.tasks import TASK_TABLE_COLUMNS
+from clawline.records.task import TaskRecord
 from clawline.store.sqlite import SQLiteStore
-from clawline.tasks.model import TaskRecord
 from clawline.tasks.registry import TaskRegistry
 from clawline.testing import FakeClock
 

@@ -13,8 +13,8 @@ from clawline.agents.runner import RunContext
 from clawline.collab import subagents as subagents_module
 from clawline.collab.completion import ending_of
 from clawline.errors import StoreError
+from clawline.records.collab import InboxItem
 from clawline.store._inbox_sql import SqlInboxWrites
-from clawline.store.records import InboxItem
 from clawline.testing import FakeClock
 from clawline.types import JSONObject
 from tests.collab.conftest import MakeServices

@@ -14,8 +14,8 @@ from clawline.collab import announce as announce_module
 from clawline.collab.announce import ANNOUNCE_QUEUE_AFTER_MS, Announcer
 from clawline.collab.spawn_plan import subagent_system_prompt
 from clawline.events import DomainEvent, MessageAppended
+from clawline.records.collab import InboxItem
 from clawline.runtime import Runtime
-from clawline.store.records import InboxItem
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
 from tests.collab.support import ScriptedRunner, runner_of, transcript

@@ -11,8 +11,8 @@ import pytest
 
 from clawline.collab.announce import ANNOUNCE_GIVE_UP_MS, ANNOUNCE_RETRY_DELAYS_MS
 from clawline.errors import StoreError
+from clawline.records.transcript import TranscriptEvent
 from clawline.runtime import Runtime
-from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.sqlite.store import _Transaction
 from clawline.testing import FakeClock
 from clawline.types import JSONObject

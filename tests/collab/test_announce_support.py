@@ -19,10 +19,10 @@ from clawline.agents.run import SendAck
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.clock import Clock
 from clawline.collab.spawn_plan import ChildPlan, plan_child
+from clawline.records.collab import InboxItem, SubagentRun
+from clawline.records.session import SessionEntry
+from clawline.records.task import TaskRecord
 from clawline.runtime import Runtime
-from clawline.sessions.entry import SessionEntry
-from clawline.store.records import InboxItem, SubagentRun
-from clawline.tasks.model import TaskRecord
 from clawline.types import JSON
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, Reply, ScriptedRunner, runner_of, transcript

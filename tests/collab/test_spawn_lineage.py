@@ -15,11 +15,11 @@ from typing import Any
 from clawline import keys
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.tools.base import Tool
+from clawline.records.collab import SubagentRun
+from clawline.records.session import SessionEntry
+from clawline.records.task import TaskRecord
 from clawline.runtime import Runtime
-from clawline.sessions.entry import SessionEntry
 from clawline.store.collab import TaskQuery
-from clawline.store.records import SubagentRun
-from clawline.tasks.model import TaskRecord
 from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import (

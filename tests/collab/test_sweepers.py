@@ -11,8 +11,8 @@ import pytest
 
 from clawline.collab.sweepers import INBOX_RETENTION_MS
 from clawline.events import DomainEvent, SessionChanged
+from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
-from clawline.store.records import ThreadBinding
 from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
 from tests.collab.support import runner_of

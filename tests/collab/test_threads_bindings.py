@@ -9,8 +9,8 @@ import pytest
 
 from clawline.channels import SubagentEnded
 from clawline.collab.bindings import DeliveryTarget
+from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
-from clawline.store.records import ThreadBinding
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
 from clawline.types import JSON

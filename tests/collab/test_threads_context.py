@@ -9,7 +9,7 @@ import pytest
 from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.channels import ChannelContext
 from clawline.collab.threads import requester_channel_context
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 
 
 def _entry(key: str = "agent:main:main", **extra: Any) -> SessionEntry:

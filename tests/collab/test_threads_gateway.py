@@ -11,8 +11,8 @@ import pytest
 
 from clawline.config import Settings
 from clawline.gateway.settings import GatewaySettings
+from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
-from clawline.store.records import ThreadBinding
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
 from clawline.testing.gateway import RunningGateway, running_gateway

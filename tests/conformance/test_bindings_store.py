@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from clawline.errors import Conflict
+from clawline.records.collab import ThreadBinding
 from clawline.store.base import Store
-from clawline.store.records import ThreadBinding
 
 if TYPE_CHECKING:
     from .conftest import Backend

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.extension_index import MAX_INDEXED_VALUE_CHARS
 from clawline.store.base import Store
+from clawline.store.extension_index import MAX_INDEXED_VALUE_CHARS
 
 if TYPE_CHECKING:
     from .conftest import Backend

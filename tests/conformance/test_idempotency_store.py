@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from clawline.errors import Conflict
+from clawline.records.idempotency import IdempotencyRecord
 from clawline.store.base import Store
-from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

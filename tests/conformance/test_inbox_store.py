@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from clawline.records.collab import InboxItem
 from clawline.store.base import Store
-from clawline.store.records import InboxItem
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from clawline.errors import StoreInUse
 from clawline.store.base import Store
-from clawline.store.instance_lock import HOLDER_WAIT_S, InstanceHolder, InstanceLock
+from clawline.store.instance_lock import HOLDER_WAIT_S, InstanceHolder, InstanceLock, StoreInUse
 from clawline.store.postgres import PostgresStore
 from clawline.store.postgres.instance_lock import (
     KEEPALIVE_COUNT,

@@ -15,8 +15,8 @@ from clawline.errors import (
     LineageImmutable,
 )
 from clawline.lineage import tree_of
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.entry import SessionEntry
 from clawline.store.base import Store
 from clawline.testing import FakeClock
 

@@ -11,8 +11,9 @@ import pytest
 
 from clawline.errors import InvalidInput
 from clawline.gateway.device import DeviceIdentity
-from clawline.gateway.scopes import ADMIN, READ, WRITE
-from clawline.pairing.model import (
+from clawline.pairing.registry import CODE_TTL_MS, PairingRegistry
+from clawline.pairing.scopes import ADMIN, READ, WRITE
+from clawline.records.pairing import (
     PAIRED,
     PENDING,
     REVOKED,
@@ -21,7 +22,6 @@ from clawline.pairing.model import (
     DeviceRevoked,
     InvalidPairingCode,
 )
-from clawline.pairing.registry import CODE_TTL_MS, PairingRegistry
 from clawline.store.base import Store
 from clawline.testing import FakeClock
 

@@ -23,9 +23,9 @@ from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.config import Settings
 from clawline.errors import Conflict
+from clawline.records.collab import SubagentRun
 from clawline.runtime import Runtime
 from clawline.store.base import Store, StoreTransaction
-from clawline.store.records import SubagentRun
 
 if TYPE_CHECKING:
     from .conftest import Backend

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from clawline.errors import Conflict, InvalidField
+from clawline.records.collab import FROZEN_RESULT_MAX_BYTES, SubagentRun, cap_result_text
 from clawline.store.base import Store
-from clawline.store.records import FROZEN_RESULT_MAX_BYTES, SubagentRun, cap_result_text
 
 if TYPE_CHECKING:
     from .conftest import Backend

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from clawline.errors import Conflict
+from clawline.records.task import TaskRecord
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.base import Position, Store
 from clawline.store.collab import TaskQuery
-from clawline.tasks.model import TaskRecord
 
 if TYPE_CHECKING:
     from .conftest import Backend

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from clawline.records.collab import SubagentRun, ThreadBinding
+from clawline.records.task import TaskRecord
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.base import Store, StoreTransaction
-from clawline.store.records import SubagentRun, ThreadBinding
-from clawline.tasks.model import TaskRecord
 
 if TYPE_CHECKING:
     from .conftest import Backend

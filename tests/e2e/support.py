@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from clawline.records.task import TaskRecord
 from clawline.store import open_store
 from clawline.store.base import Store
 from clawline.store.collab import TaskQuery
-from clawline.tasks.model import TaskRecord
 
 __all__ = [
     "GatewayProcess",

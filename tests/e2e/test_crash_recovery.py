@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from clawline.client.connection import GatewayClient
+from clawline.records.collab import InboxItem, SubagentRun
+from clawline.records.task import TaskRecord
 from clawline.store.base import Store
-from clawline.store.records import InboxItem, SubagentRun
-from clawline.tasks.model import TaskRecord
 from tests.e2e.support import (
     all_tasks,
     clean_env,

@@ -27,11 +27,11 @@ import psycopg
 import pytest
 
 from clawline.client.connection import GatewayClient
+from clawline.records.task import TaskRecord
 from clawline.store import open_store
 from clawline.store.base import Store
 from clawline.store.postgres.instance_lock import INSTANCE_LOCK_CLASS
 from clawline.store.postgres.migrations import advisory_key
-from clawline.tasks.model import TaskRecord
 from tests.conftest import PgSchemas
 from tests.e2e.support import all_tasks, clean_env, gateway_process, message_events, until
 

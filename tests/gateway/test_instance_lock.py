@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from psycopg.rows import TupleRow
 
-from clawline.errors import StoreInUse, StoreLockLost
+from clawline.store.instance_lock import StoreInUse, StoreLockLost
 from clawline.store.postgres.instance_lock import INSTANCE_LOCK_CLASS
 from clawline.store.postgres.migrations import advisory_key
 from clawline.store.sqlite.instance_lock import lock_path_for

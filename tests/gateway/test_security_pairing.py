@@ -20,10 +20,10 @@ from clawline.client.errors import ConnectError, GatewayRequestError
 from clawline.config import Settings
 from clawline.gateway.device import DeviceIdentity
 from clawline.gateway.pairing_watch import REVOKED_REASON
-from clawline.gateway.scopes import ADMIN, READ, WRITE
 from clawline.gateway.settings import GatewaySettings
-from clawline.pairing.model import PENDING, InvalidPairingCode
 from clawline.pairing.registry import PairingRegistry
+from clawline.pairing.scopes import ADMIN, READ, WRITE
+from clawline.records.pairing import PENDING, InvalidPairingCode
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.types import JSONObject

@@ -9,7 +9,7 @@ import pytest
 
 from clawline.gateway.methods import tasks
 from clawline.gateway.params import Schema
-from clawline.tasks.model import TaskRecord
+from clawline.records.task import TaskRecord
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
 

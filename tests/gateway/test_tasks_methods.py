@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from clawline.tasks.model import TaskRecord
+from clawline.records.task import TaskRecord
 from clawline.testing.gateway import RunningGateway
 from tests.agents.support import BlockingRunner
 from tests.gateway.conftest import TOKEN

@@ -13,8 +13,8 @@ from clawline.config import ConfigError, Settings
 from clawline.gateway.handshake import READ
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.plugins import PluginManager, hookimpl
+from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
-from clawline.store.records import ThreadBinding
 from clawline.types import JSON
 from tests.plugins import feature_plugin
 from tests.plugins.plugin_support import (

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from clawline.errors import InvalidField, InvalidInput
-from clawline.tasks.model import (
+from clawline.records.task import (
     ACTIVE_STATUSES,
     TASK_STATUSES,
     TERMINAL_STATUSES,

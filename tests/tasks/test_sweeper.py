@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from clawline.errors import StoreUnavailable
+from clawline.records.task import TaskRecord
 from clawline.sessions.catalog import SessionCatalog
-from clawline.tasks.model import TaskRecord
 from clawline.tasks.registry import TASK_RETENTION_MS, TaskRegistry
 from clawline.tasks.sweeper import (
     LOST_ERROR,

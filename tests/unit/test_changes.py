@@ -16,6 +16,7 @@ from clawline.errors import (
     LineageFieldNotSupported,
     LineageImmutable,
 )
+from clawline.records.session import LINEAGE_FIELDS, SessionEntry
 from clawline.sessions.changes import (
     MAX_DISPLAY_NAME,
     STATUSES,
@@ -24,7 +25,6 @@ from clawline.sessions.changes import (
     new_trace_id,
     validate_trace_id,
 )
-from clawline.sessions.entry import LINEAGE_FIELDS, SessionEntry
 
 NOW = 1_790_000_000_000
 SUB = "agent:main:subagent:c1"

@@ -24,8 +24,8 @@ from hypothesis.stateful import (
 )
 
 from clawline.errors import LineageCycle
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.entry import SessionEntry
 from clawline.store.base import SessionQuery, encode_path
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock

@@ -1,4 +1,4 @@
-"""Pairing codes (clawline.pairing.codes) and scope capping (clawline.gateway.scopes)."""
+"""Pairing codes (clawline.pairing.codes) and scope capping (clawline.pairing.scopes)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from clawline.gateway.scopes import ADMIN, READ, WRITE, cap_scopes
 from clawline.pairing.codes import code_digest, new_code, normalize_code
-from clawline.pairing.model import InvalidPairingCode
+from clawline.pairing.scopes import ADMIN, READ, WRITE, cap_scopes
+from clawline.records.pairing import InvalidPairingCode
 
 APPROVALS = "operator.approvals"
 

@@ -17,9 +17,9 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from clawline.config import Settings
+from clawline.gateway.methods.web import family_service
 from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
-from clawline.web.family import family_service
 
 TOKEN = "web-test-token-0123456789"
 CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright must never download a browser

@@ -19,8 +19,8 @@ from clawline.agents.runner import RunContext, Runner, RunOutput
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
+    from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.sessions.entry import SessionEntry
     from clawline.store.workers import StoreWorkers
 
 __all__ = ["ACP_META", "AcpSessionRouter", "acp_meta"]

@@ -34,8 +34,8 @@ from clawline.agents.runner import RunContext, Runner, RunOutput
 from clawline.agents.stream import RunStream
 from clawline.errors import SessionNotFound
 from clawline.events import DomainEvents, RunEnded, SessionChanged
+from clawline.records.transcript import TranscriptEvent, message_json
 from clawline.sessions.catalog import Cause
-from clawline.sessions.transcript import TranscriptEvent, message_json
 from clawline.types import JSON, JSONObject, SessionStatus
 
 if TYPE_CHECKING:

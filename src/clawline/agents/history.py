@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import orjson
 
 from clawline.agents.messages import MESSAGE_EVENT
-from clawline.sessions.transcript import TranscriptEvent, message_json
+from clawline.records.transcript import TranscriptEvent, message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message, check_message
 from clawline.errors import InvalidField
-from clawline.sessions.transcript import message_json
+from clawline.records.transcript import message_json
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

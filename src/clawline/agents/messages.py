@@ -4,7 +4,7 @@ like when stored (``type: "message"`` events), and how they are checked.
 A stored message is ``{role, content:[blocks…], …}`` where a block is ``{type:"text", text}``,
 ``{type:"image", mimeType, data, fileName?}`` or ``{type:"file", mimeType?, data, fileName?}``
 (``data`` is base64). Clients see it through
-:func:`clawline.sessions.transcript.message_json`, which adds ``id``, ``seq`` and ``timestamp``.
+:func:`clawline.records.transcript.message_json`, which adds ``id``, ``seq`` and ``timestamp``.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ from clawline.agents.idempotency import dedupe_key, replayable
 from clawline.agents.run import Origin, Run, RunOutcome
 from clawline.clock import Clock
 from clawline.errors import Conflict
+from clawline.records.idempotency import IdempotencyRecord
 from clawline.store.base import Store, StoreTransaction
-from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSON, JSONObject, SessionStatus
 
 __all__ = [

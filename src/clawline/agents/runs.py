@@ -79,9 +79,9 @@ from clawline.agents.runner import Runner
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.errors import InvalidField
+from clawline.records.idempotency import IdempotencyRecord
+from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import Cause
-from clawline.sessions.transcript import TranscriptEvent
-from clawline.store.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

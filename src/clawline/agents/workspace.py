@@ -25,7 +25,7 @@ from clawline.agents.confined import ConfinedDir
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentConfig
-    from clawline.sessions.entry import SessionEntry
+    from clawline.records.session import SessionEntry
 
 __all__ = ["ensure_workspace", "inside_workspace", "workspace_for"]
 

@@ -26,7 +26,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings_threads import ThreadBindingSettings
-    from clawline.store.records import ThreadBinding
+    from clawline.records.collab import ThreadBinding
 
 __all__ = [
     "BindingCapabilities",

@@ -18,9 +18,9 @@ from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.errors import Conflict, InvalidField, SessionNotFound
 from clawline.lineage import TreeNode, build_forest, tree_of
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
 from clawline.store import SessionQuery, Store, open_store
 
 __all__ = [

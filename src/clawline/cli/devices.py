@@ -14,8 +14,8 @@ from rich.table import Table
 
 from clawline.cli.app import CliState, InputRefused, pass_state
 from clawline.cli.render import ago, dump_json, make_console, printable
-from clawline.pairing.model import PENDING, DevicePairing
 from clawline.pairing.registry import PairingRegistry
+from clawline.records.pairing import PENDING, DevicePairing
 from clawline.store import open_store
 from clawline.types import JSON
 

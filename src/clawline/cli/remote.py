@@ -50,10 +50,10 @@ from clawline.errors import (
     SessionNotFound,
 )
 from clawline.lineage import TreeNode, build_forest
+from clawline.records.session import CORE_FIELDS, SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import MAX_LIST_LIMIT
 from clawline.sessions.changes import apply_changes
-from clawline.sessions.entry import CORE_FIELDS, SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
 from clawline.types import JSON, JSONObject
 
 __all__ = [

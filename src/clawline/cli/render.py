@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from clawline.lineage import TreeNode
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
 
 __all__ = [

@@ -12,7 +12,7 @@ from clawline.cli.render import dump_json, make_console, node_json, row_json
 from clawline.cli.treeview import NOT_IN_CATALOG, draw_forest, print_lines
 from clawline.cli.views import print_detail, sessions_table
 from clawline.lineage import TreeNode, build_forest
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.types import JSONObject
 
 __all__ = ["NOT_LISTED", "sessions"]

@@ -14,7 +14,7 @@ from rich.text import Text
 from clawline.cli.app import CliState, pass_state
 from clawline.cli.render import ago, dump_json, make_console, printable, utc_time
 from clawline.cli.tasks_backend import TaskDetail, TasksBackend, open_tasks_backend
-from clawline.tasks.model import RUNTIMES, TASK_STATUSES, TaskRecord
+from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskRecord
 from clawline.tasks.registry import MAX_TASK_LIST_LIMIT
 from clawline.types import JSON, JSONObject
 

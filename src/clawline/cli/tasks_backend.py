@@ -12,9 +12,9 @@ from clawline.cli.app import CliState
 from clawline.client.blocking import BlockingGatewayClient
 from clawline.client.errors import ClientError, GatewayRequestError
 from clawline.errors import ClawlineError, InvalidInput
+from clawline.records.task import TaskEvent, TaskNotFound, TaskRecord
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import open_store
-from clawline.tasks.model import TaskEvent, TaskNotFound, TaskRecord
 from clawline.tasks.registry import TaskList, TaskRegistry
 from clawline.types import JSON, JSONObject
 

@@ -11,8 +11,8 @@ from rich.text import Text
 
 from clawline.cli.backend import SessionDetail
 from clawline.cli.render import ago, printable, sorted_json, utc_time
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON
 
 __all__ = ["TABLE_COLUMNS", "print_detail", "sessions_table"]

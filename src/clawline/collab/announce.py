@@ -45,11 +45,11 @@ from clawline import keys
 from clawline.agents.messages import MESSAGE_EVENT, user_message
 from clawline.agents.run import Run, RunOutcome
 from clawline.errors import ClawlineError
+from clawline.records.collab import InboxItem
+from clawline.records.session import SessionEntry
+from clawline.records.task import TaskNotFound
+from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import CatalogTransaction
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
-from clawline.store.records import InboxItem
-from clawline.tasks.model import TaskNotFound
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

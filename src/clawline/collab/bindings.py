@@ -31,15 +31,15 @@ from clawline import keys
 from clawline.channels.base import SubagentEnded
 from clawline.collab.threads import requester_channel_context
 from clawline.errors import StoreError
-from clawline.store.records import ThreadBinding
+from clawline.records.collab import ThreadBinding
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings_threads import ThreadBindingsConfig
     from clawline.channels.registry import ChannelRegistry
     from clawline.clock import Clock
+    from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.sessions.entry import SessionEntry
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from clawline.agents.steps import COMPLETION_EVENT_MARKER, INTERNAL_CONTEXT_BEGIN
 from clawline.collab.sanitize import visible_text
-from clawline.store.records import cap_result_text
+from clawline.records.collab import cap_result_text
 from clawline.types import JSON, JSONObject
 
 __all__ = [

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.steps import ANNOUNCE_SKIP, NO_REPLY, is_token
 from clawline.collab.completion import CompletionEvent, Ending, render_event, stats_line
+from clawline.records.collab import InboxItem, SubagentRun, cap_result_text
 from clawline.sessions.catalog import CatalogTransaction
-from clawline.store.records import InboxItem, SubagentRun, cap_result_text
 from clawline.types import JSON
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import orjson
 
 from clawline.agents.history import read_messages
 from clawline.collab.sanitize import sanitize_message
-from clawline.sessions.transcript import message_json
+from clawline.records.transcript import message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 

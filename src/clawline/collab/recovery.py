@@ -35,8 +35,8 @@ from clawline.agents.run_keys import lose_live_keys
 from clawline.collab.completion import LOST_ERROR, lost_ending
 from clawline.collab.ending import end_record
 from clawline.errors import SessionNotFound
+from clawline.records.collab import SubagentRun
 from clawline.store.base import SessionQuery
-from clawline.store.records import SubagentRun
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentsConfig

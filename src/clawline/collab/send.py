@@ -60,8 +60,8 @@ from clawline.types import JSON, JSONObject
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
     from clawline.agents.settings import AgentsConfig
+    from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.sessions.entry import SessionEntry
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
-    from clawline.sessions.entry import SessionEntry
+    from clawline.records.session import SessionEntry
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 

@@ -87,7 +87,7 @@ from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
 from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.errors import ClawlineError, Conflict, LabelInUse
-from clawline.store.records import SubagentRun
+from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

@@ -64,7 +64,7 @@ from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
 from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.errors import ClawlineError
-from clawline.store.records import SubagentRun
+from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

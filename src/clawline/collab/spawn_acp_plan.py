@@ -36,9 +36,9 @@ from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
+from clawline.records.collab import SubagentRun
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause
-from clawline.sessions.entry import SessionEntry
-from clawline.store.records import SubagentRun
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

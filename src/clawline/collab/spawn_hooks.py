@@ -13,7 +13,7 @@ from clawline.types import JSONObject
 if TYPE_CHECKING:
     from clawline.collab.completion import Ending
     from clawline.plugins.manager import PluginManager
-    from clawline.store.records import SubagentRun
+    from clawline.records.collab import SubagentRun
 
 __all__ = ["ended_outcome", "fire_spawned", "fire_subagent_ended", "spawning_refusal"]
 

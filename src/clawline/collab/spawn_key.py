@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clawline.errors import ClawlineError
-from clawline.store.records import SubagentRun
+from clawline.records.collab import SubagentRun
 
 if TYPE_CHECKING:
     from clawline.agents.tools.base import ToolContext

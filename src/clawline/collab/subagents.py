@@ -48,9 +48,9 @@ from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, SessionNotFound
+from clawline.records.collab import SubagentRun
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause
-from clawline.sessions.entry import SessionEntry
-from clawline.store.records import SubagentRun
 from clawline.types import JSON
 
 if TYPE_CHECKING:

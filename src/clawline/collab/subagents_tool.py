@@ -33,8 +33,8 @@ from clawline.collab.completion import LOST_ERROR
 from clawline.collab.params import ArgumentError, optional_int, optional_string
 from clawline.collab.subagents import NotRunning
 from clawline.collab.targets import display_key
+from clawline.records.collab import SubagentRun
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.records import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.run_keys import KEY_PRUNE_BATCH, prune_expired
 from clawline.errors import ClawlineError
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause
-from clawline.sessions.entry import SessionEntry
 from clawline.tasks.sweeper import sweep_periodically
 
 if TYPE_CHECKING:

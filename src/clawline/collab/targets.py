@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from clawline import keys
 from clawline.errors import ClawlineError
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.entry import SessionEntry
 
 __all__ = [
     "Target",

@@ -39,8 +39,8 @@ from clawline.channels.planning import (
     plan_binding,
 )
 from clawline.channels.webchat import WEBCHAT
-from clawline.sessions.entry import SessionEntry
-from clawline.store.records import ThreadBinding
+from clawline.records.collab import ThreadBinding
+from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

@@ -62,6 +62,8 @@ class GatewayError(ClawlineError):
     ``payload`` rides on the failure frame next to ``error`` (the ``agent`` method's second
     answer carries ``{runId, status:"error", summary}`` this way)."""
 
+    client_fault = True
+
     def __init__(
         self,
         message: str,

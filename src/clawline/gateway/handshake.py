@@ -21,10 +21,10 @@ from clawline.errors import ClawlineError, InvalidInput, StoreError
 from clawline.gateway.device import DeviceAuthError, v3_payload, verify_device
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.params import P, check
-from clawline.gateway.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
 from clawline.gateway.settings import GatewaySettings
-from clawline.pairing.model import DeviceClaim, DeviceRevoked
 from clawline.pairing.registry import request_line
+from clawline.pairing.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
+from clawline.records.pairing import DeviceClaim, DeviceRevoked
 
 if TYPE_CHECKING:
     from clawline.pairing.registry import PairingRegistry

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from clawline.gateway.scopes import cap_scopes
-from clawline.pairing.model import PAIRED, REVOKED
+from clawline.pairing.scopes import cap_scopes
+from clawline.records.pairing import PAIRED, REVOKED
 
 if TYPE_CHECKING:
     from clawline.gateway.connection import Connection

@@ -46,9 +46,9 @@ from clawline.events import (
     SessionChanged,
 )
 from clawline.gateway.bus import Audience, EventBus
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import message_json
 from clawline.sessions.rows import RowBuilder, RowOptions
-from clawline.sessions.transcript import message_json
 from clawline.store.base import Store
 from clawline.store.workers import StoreWorkers
 from clawline.types import JSON, JSONObject

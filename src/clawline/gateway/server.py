@@ -14,9 +14,9 @@ from pathlib import Path
 
 import uvicorn
 
-from clawline.errors import StoreError, StoreLockLost
+from clawline.errors import StoreError
 from clawline.gateway.app import Gateway, create_app
-from clawline.store.instance_lock import InstanceHolder, InstanceLock
+from clawline.store.instance_lock import InstanceHolder, InstanceLock, StoreLockLost
 
 __all__ = ["bind_socket", "serve"]
 
@@ -88,9 +88,9 @@ async def serve(
     Every gateway starts here, so this is where its parts start (``gateway.start_parts``, for a
     gateway built from a runtime :meth:`Runtime.start <clawline.runtime.Runtime.start>`: the
     store's instance lock, then recovery) before it serves, and stop after it served; another
-    gateway holding the lock raises :class:`~clawline.errors.StoreInUse`. Losing the lock while
-    serving stops the gateway and raises :class:`~clawline.errors.StoreLockLost` once it has
-    stopped (security.md)."""
+    gateway holding the lock raises :class:`~clawline.store.instance_lock.StoreInUse`. Losing the
+    lock while serving stops the gateway and raises
+    :class:`~clawline.store.instance_lock.StoreLockLost` once it has stopped (security.md)."""
     settings = gateway.settings
     sock = sock or bind_socket(settings.host, settings.port)
     # The projection lives longer than the parts' start and stop: what recovery and the runs'

@@ -4,7 +4,6 @@ Lineage lives in one place, the session row. A session's path from its root is f
 parent is set, so it survives the deletion of any ancestor (deletion never cascades).
 """
 
-from clawline.lineage.model import Lineage, format_path
 from clawline.lineage.tree import (
     Family,
     TreeNode,
@@ -13,6 +12,7 @@ from clawline.lineage.tree import (
     lineage_parent,
     tree_of,
 )
+from clawline.records.lineage import Lineage, format_path
 
 __all__ = [
     "Family",

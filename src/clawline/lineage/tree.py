@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clawline.sessions.entry import SessionEntry
+    from clawline.records.session import SessionEntry
     from clawline.store.base import Store
 
 __all__ = ["Family", "TreeNode", "build_forest", "family", "lineage_parent", "tree_of"]

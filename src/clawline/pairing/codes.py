@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import secrets
 
-from clawline.pairing.model import InvalidPairingCode
+from clawline.records.pairing import InvalidPairingCode
 
 __all__ = ["CODE_LENGTH", "code_digest", "new_code", "normalize_code"]
 

@@ -2,8 +2,8 @@
 
 - :meth:`PairingRegistry.admit` (the gateway, for each verified device on a ``require_device``
   gateway): a paired device gets its requested scopes capped by its grant
-  (:func:`~clawline.gateway.scopes.cap_scopes`); a revoked one is refused
-  (:class:`~clawline.pairing.model.DeviceRevoked`); any other gets no scopes and a new pending
+  (:func:`~clawline.pairing.scopes.cap_scopes`); a revoked one is refused
+  (:class:`~clawline.records.pairing.DeviceRevoked`); any other gets no scopes and a new pending
   request with a fresh one-time code, which replaces the code of its previous request.
 - :meth:`approve_code` / :meth:`approve_device` (``clawline devices approve``) pair a pending
   device, granting what it asked for or, with ``scopes``, less. A code is single-use and
@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from clawline.errors import InvalidInput
-from clawline.gateway.scopes import OPERATOR_SCOPES, cap_scopes, implied_scopes, known_scopes
 from clawline.pairing.codes import code_digest, new_code, normalize_code
-from clawline.pairing.model import (
+from clawline.pairing.scopes import OPERATOR_SCOPES, cap_scopes, implied_scopes, known_scopes
+from clawline.records.pairing import (
     PAIRED,
     PENDING,
     REVOKED,

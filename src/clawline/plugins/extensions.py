@@ -15,7 +15,7 @@ which binds the catalog::
   loop).
 - :func:`find_sessions` answers "which sessions have ``field == value`` in this extension"
   with one index lookup. Every top-level string field of an extension value is indexed (up to
-  512 characters; the bounds are in :mod:`clawline.sessions.extension_index`); a value beyond
+  512 characters; the bounds are in :mod:`clawline.store.extension_index`); a value beyond
   them is never found.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from clawline.errors import InvalidField, SessionNotFound
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.types import JSON
 
 if TYPE_CHECKING:

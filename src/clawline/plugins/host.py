@@ -35,8 +35,8 @@ from clawline.plugins import extensions
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
+    from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.sessions.entry import SessionEntry
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
     from clawline.types import JSON

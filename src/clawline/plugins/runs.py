@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.messages import MESSAGE_EVENT
 from clawline.agents.run import Run, RunOutcome
-from clawline.sessions.transcript import message_json
+from clawline.records.transcript import message_json
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:

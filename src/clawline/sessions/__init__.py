@@ -1,16 +1,4 @@
-"""Sessions: entries, labels, change rules, transcripts and the catalog service.
-
-The catalog (:mod:`clawline.sessions.catalog`) sits above the store and is imported from its
-module; this package's top level holds only the value types the store also uses.
-"""
-
-from clawline.sessions.entry import CORE_FIELDS, LINEAGE_FIELDS, SessionEntry
-from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
-
-__all__ = [
-    "CORE_FIELDS",
-    "LINEAGE_FIELDS",
-    "SessionEntry",
-    "TranscriptEvent",
-    "TranscriptInfo",
-]
+"""Sessions: the catalog (:mod:`clawline.sessions.catalog`, the one domain service that writes
+sessions), its change rules (:mod:`~clawline.sessions.changes`, :mod:`~clawline.sessions.labels`)
+and the listing rows (:mod:`~clawline.sessions.rows`). The values themselves — entries and
+transcript events — are records (:mod:`clawline.records`)."""

@@ -22,11 +22,10 @@ from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
 from clawline.events import DomainEvent, DomainEvents, MessageAppended, SessionChanged
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.changes import apply_changes, check_event
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.extension_index import extension_index_rows
 from clawline.sessions.labels import label_in_use, normalize_label
-from clawline.sessions.transcript import TranscriptEvent
 from clawline.store.base import (
     MAX_LINEAGE_PATH_BYTES,
     SessionQuery,
@@ -35,6 +34,7 @@ from clawline.store.base import (
     encode_path,
 )
 from clawline.store.cursor import CursorCodec
+from clawline.store.extension_index import extension_index_rows
 from clawline.types import JSONObject
 
 __all__ = ["CatalogPage", "CatalogTransaction", "Cause", "Change", "SessionCatalog"]

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from clawline import keys
 from clawline.errors import InvalidField, LineageCycle, LineageFieldNotSupported, LineageImmutable
-from clawline.sessions.entry import CORE_FIELDS, LINEAGE_FIELDS, SessionEntry
+from clawline.records.session import CORE_FIELDS, LINEAGE_FIELDS, SessionEntry
 from clawline.sessions.labels import normalize_label
 from clawline.types import JSON
 

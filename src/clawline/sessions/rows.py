@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from clawline import keys
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:

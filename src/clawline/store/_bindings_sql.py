@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from clawline.errors import Conflict
+from clawline.records.collab import ThreadBinding
 from clawline.store._dialect import (
     BINDING_COLUMNS,
     Dialect,
@@ -18,7 +19,6 @@ from clawline.store._dialect import (
     binding_params,
 )
 from clawline.store.collab import BindingReads, BindingWrites
-from clawline.store.records import ThreadBinding
 
 __all__ = ["SqlBindingReads", "SqlBindingWrites"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from clawline.errors import InvalidField
+from clawline.records.collab import FROZEN_RESULT_MAX_BYTES, InboxItem, SubagentRun, ThreadBinding
+from clawline.records.task import TaskRecord
 from clawline.store._placeholders import to_pyformat
-from clawline.store.records import FROZEN_RESULT_MAX_BYTES, InboxItem, SubagentRun, ThreadBinding
-from clawline.tasks.model import TaskRecord
 
 __all__ = [
     "BINDING_COLUMNS",

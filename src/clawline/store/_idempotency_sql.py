@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from clawline.errors import Conflict
+from clawline.records.idempotency import IdempotencyRecord
 from clawline.store._dialect import Dialect, Execute
-from clawline.store.idempotency import IdempotencyReads, IdempotencyRecord, IdempotencyWrites
+from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
 from clawline.types import JSONObject
 
 __all__ = ["SqlIdempotencyReads", "SqlIdempotencyWrites"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clawline.records.collab import InboxItem
 from clawline.store._dialect import INBOX_COLUMNS, Dialect, Execute, inbox_from_row
 from clawline.store.collab import InboxReads, InboxWrites
-from clawline.store.records import InboxItem
 from clawline.types import JSONObject
 
 __all__ = ["SqlInboxReads", "SqlInboxWrites"]

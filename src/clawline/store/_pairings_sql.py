@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from clawline.pairing.model import PENDING, DevicePairing
+from clawline.records.pairing import PENDING, DevicePairing
 from clawline.store._dialect import Dialect, Execute
 from clawline.store.pairing import PairingReads, PairingWrites
 

@@ -9,7 +9,7 @@ from types import MappingProxyType, MemberDescriptorType
 from typing import Any
 
 from clawline import keys
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.store.base import decode_path, encode_path
 from clawline.types import JSON
 

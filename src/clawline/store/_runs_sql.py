@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from clawline.errors import Conflict
+from clawline.records.collab import SubagentRun
 from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
 from clawline.store.collab import RunReads, RunWrites
-from clawline.store.records import SubagentRun
 
 __all__ = ["SqlRunReads", "SqlRunWrites"]
 

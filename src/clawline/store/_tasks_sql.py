@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from clawline.errors import Conflict
+from clawline.records.task import TERMINAL_STATUSES, TaskEvent, TaskRecord
 from clawline.store._dialect import TASK_COLUMNS, Dialect, Execute, task_from_row, task_params
 from clawline.store.base import Position
 from clawline.store.collab import TaskPage, TaskQuery, TaskReads, TaskWrites
-from clawline.tasks.model import TERMINAL_STATUSES, TaskEvent, TaskRecord
 
 __all__ = ["SqlTaskReads", "SqlTaskWrites"]
 

@@ -19,8 +19,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
 
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent, TranscriptInfo
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:  # collab imports this module
@@ -129,7 +129,7 @@ _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 class ExtensionIndexRow(NamedTuple):
     """One row of the plugin-extension index: a top-level string field of an extension value
-    (which fields are indexed: :mod:`clawline.sessions.extension_index`)."""
+    (which fields are indexed: :mod:`clawline.store.extension_index`)."""
 
     plugin_id: str
     namespace: str

@@ -23,9 +23,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from clawline.records.collab import InboxItem, SubagentRun, ThreadBinding
+from clawline.records.task import TaskEvent, TaskRecord
 from clawline.store.base import Position
-from clawline.store.records import InboxItem, SubagentRun, ThreadBinding
-from clawline.tasks.model import TaskEvent, TaskRecord
 from clawline.types import JSONObject
 
 __all__ = [

@@ -13,29 +13,11 @@ outcome holds and how long it is kept is decided by :mod:`clawline.agents.run_ke
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
 
+from clawline.records.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
-__all__ = ["IdempotencyReads", "IdempotencyRecord", "IdempotencyWrites"]
-
-
-@dataclass(frozen=True, slots=True)
-class IdempotencyRecord:
-    """One stored key: the run it started and, once that run ended, its outcome."""
-
-    dedupe_key: str
-    run_id: str
-    session_key: str
-    accepted_at: int
-    outcome: JSONObject | None = None
-    """``None`` while the run is live."""
-    expires_at: int | None = None
-    """``None`` while the run is live."""
-
-    @property
-    def live(self) -> bool:
-        return self.outcome is None
+__all__ = ["IdempotencyReads", "IdempotencyWrites"]
 
 
 class IdempotencyReads(abc.ABC):

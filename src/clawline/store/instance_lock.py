@@ -25,9 +25,31 @@ import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from clawline.errors import StoreInUse
+from clawline.errors import StoreUnavailable
 
-__all__ = ["HOLDER_WAIT_S", "InstanceHolder", "InstanceLock", "PrivateStoreLock", "refusal"]
+__all__ = [
+    "HOLDER_WAIT_S",
+    "InstanceHolder",
+    "InstanceLock",
+    "PrivateStoreLock",
+    "StoreInUse",
+    "StoreLockLost",
+    "refusal",
+]
+
+
+class StoreInUse(StoreUnavailable):
+    """Another gateway holds the store's instance lock (:mod:`clawline.store.instance_lock`);
+    ``holder`` describes it when it could be read."""
+
+    def __init__(self, message: str, holder: InstanceHolder | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class StoreLockLost(StoreUnavailable):
+    """A running gateway lost the store's instance lock, so it stopped serving."""
+
 
 HOLDER_WAIT_S = 1.0
 """How long a refused gateway waits for the holder's description to appear (a holder writes

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from clawline.pairing.model import DevicePairing
+from clawline.records.pairing import DevicePairing
 
 __all__ = ["PairingReads", "PairingWrites"]
 

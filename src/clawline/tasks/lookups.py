@@ -6,11 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from clawline.errors import ClawlineError, InvalidField
-from clawline.store.base import Store
-from clawline.store.collab import TaskQuery
-from clawline.store.cursor import CursorCodec
-from clawline.tasks.fields import choice
-from clawline.tasks.model import (
+from clawline.records.task import (
     FAILURE_STATUSES,
     RUNTIMES,
     TASK_STATUSES,
@@ -19,6 +15,10 @@ from clawline.tasks.model import (
     TaskNotFound,
     TaskRecord,
 )
+from clawline.store.base import Store
+from clawline.store.collab import TaskQuery
+from clawline.store.cursor import CursorCodec
+from clawline.tasks.fields import choice
 from clawline.types import JSONObject
 
 __all__ = ["MAX_TASK_LIST_LIMIT", "TaskList", "TaskLookups", "TaskSummary"]

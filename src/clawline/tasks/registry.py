@@ -29,10 +29,7 @@ from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField
 from clawline.events import DomainEvents, TaskChanged
-from clawline.store.base import Store, StoreTransaction
-from clawline.tasks.fields import MAX_TEXT, choice, optional, text
-from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT, TaskList, TaskLookups, TaskSummary
-from clawline.tasks.model import (
+from clawline.records.task import (
     DELIVERY_STATUSES,
     NOTIFY_POLICIES,
     RUNTIMES,
@@ -46,6 +43,9 @@ from clawline.tasks.model import (
     default_delivery_status,
     default_notify_policy,
 )
+from clawline.store.base import Store, StoreTransaction
+from clawline.tasks.fields import MAX_TEXT, choice, optional, text
+from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT, TaskList, TaskLookups, TaskSummary
 
 __all__ = [
     "MAX_TASK_LIST_LIMIT",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawline.errors import StoreError
-from clawline.tasks.model import InvalidTaskTransition, TaskRecord
+from clawline.records.task import InvalidTaskTransition, TaskRecord
 from clawline.tasks.registry import TaskRegistry
 
 __all__ = [

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.gateway.device import DeviceIdentity
-from clawline.gateway.scopes import ADMIN, READ, WRITE
-from clawline.pairing.model import DeviceClaim, DevicePairing
 from clawline.pairing.registry import PairingRegistry
+from clawline.pairing.scopes import ADMIN, READ, WRITE
+from clawline.records.pairing import DeviceClaim, DevicePairing
 from clawline.store.base import Store
 
 __all__ = ["pair_device"]

@@ -7,10 +7,10 @@ an ordinary client. The subprocess is started on the first request (not at gatew
 reused by every later request and stopped when the gateway stops; if it dies, the link starts a
 fresh one on the next request.
 
-:func:`family_service` keeps one :class:`WebFamily` per gateway and registers its shutdown; the
-family itself knows only how to start the bridge (:class:`BridgeTarget`: the gateway's URL,
-state directory and token, asked for when the bridge starts, since the URL is known only once the
-gateway serves).
+The gateway keeps one :class:`WebFamily` (``clawline.gateway.methods.web.family_service``) and
+closes it when it stops; the family itself knows only how to start the bridge
+(:class:`BridgeTarget`: the gateway's URL, state directory and token, asked for when the bridge
+starts, since the URL is known only once the gateway serves).
 """
 
 from __future__ import annotations
@@ -19,17 +19,13 @@ import asyncio
 import contextlib
 import logging
 import sys
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clawline.acp.family import FamilyResult, get_session_family
 from clawline.acp.link import AcpClientError, AgentFeatures, AgentLink, spawned_agent
-
-if TYPE_CHECKING:
-    from clawline.gateway.app import Gateway
 
 __all__ = [
     "FAMILY_TIMEOUT_S",
@@ -38,7 +34,6 @@ __all__ = [
     "BridgeTarget",
     "WebFamily",
     "bridge_target",
-    "family_service",
 ]
 
 STOPPED = "the gateway is stopping"
@@ -147,29 +142,3 @@ class WebFamily:
             )
             self._stack = stack
         return self._link
-
-
-_families: weakref.WeakKeyDictionary[Gateway, WebFamily] = weakref.WeakKeyDictionary()
-
-
-def family_service(gateway: Gateway) -> WebFamily:
-    """The gateway's :class:`WebFamily`, made on first use and closed on gateway shutdown."""
-    family = _families.get(gateway)
-    if family is None:
-        gateway_ref = weakref.ref(gateway)  # the family must not keep its gateway alive
-
-        def target() -> BridgeTarget:
-            current = gateway_ref()
-            if current is None:
-                raise AcpClientError(STOPPED)
-            settings = current.settings
-            return bridge_target(
-                url=current.url,
-                state_dir=current.state_dir,
-                token=settings.token if settings.auth == "token" else None,
-            )
-
-        family = WebFamily(target=target)
-        _families[gateway] = family
-        gateway.on_shutdown(family.close)
-    return family

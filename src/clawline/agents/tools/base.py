@@ -39,7 +39,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.settings import AgentConfig
-    from clawline.sessions.entry import SessionEntry
+    from clawline.records.session import SessionEntry
 
 __all__ = ["Tool", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]
 

@@ -22,7 +22,7 @@ from clawline.agents.settings import AgentConfig, matches_pattern
 from clawline.agents.tools.base import Tool
 
 if TYPE_CHECKING:
-    from clawline.sessions.entry import SessionEntry
+    from clawline.records.session import SessionEntry
 
 __all__ = [
     "SESSION_TOOLS",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from clawline import keys
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.registry import Call
-from clawline.sessions.entry import SessionEntry
+from clawline.records.session import SessionEntry
 from clawline.types import JSONObject
 
 __all__ = [

@@ -25,9 +25,9 @@ from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions_common import session_defaults
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
 from clawline.sessions.changes import MAX_STORED_INT
-from clawline.sessions.entry import SessionEntry
 from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
 from clawline.store.base import Position, SessionQuery
 from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec

@@ -15,8 +15,8 @@ from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions_common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.entry import SessionEntry
 from clawline.sessions.labels import normalize_label
 from clawline.sessions.rows import RowBuilder, RowOptions, event_text
 from clawline.types import JSON, JSONObject

@@ -21,8 +21,8 @@ from clawline.gateway.methods.sessions_common import (
 )
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause, Change, SessionCatalog
-from clawline.sessions.entry import SessionEntry
 from clawline.types import JSON, JSONObject
 
 __all__ = ["PATCH_FIELDS", "methods"]

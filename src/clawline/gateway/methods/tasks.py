@@ -15,8 +15,8 @@ from clawline.gateway.handshake import READ, WRITE
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
+from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskNotFound
 from clawline.sessions.catalog import SessionCatalog
-from clawline.tasks.model import RUNTIMES, TASK_STATUSES, TaskNotFound
 from clawline.tasks.registry import MAX_TASK_LIST_LIMIT
 from clawline.types import JSON, JSONObject
 

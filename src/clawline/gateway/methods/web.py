@@ -8,7 +8,8 @@ error}``. A missing or non-``agent:`` key is the operation's own failure
 
 from __future__ import annotations
 
-from typing import cast
+import weakref
+from typing import TYPE_CHECKING, cast
 
 from clawline.gateway.handshake import READ
 from clawline.gateway.params import P
@@ -16,18 +17,50 @@ from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
 from clawline.types import JSON, JSONObject
 
-__all__ = ["FAMILY", "methods"]
+if TYPE_CHECKING:
+    from clawline.gateway.app import Gateway
+    from clawline.web.family import BridgeTarget, WebFamily
+
+__all__ = ["FAMILY", "family_service", "methods"]
 
 methods = MethodRegistry()
 
 FAMILY = {"sessionKey": P.string(max_len=MAX_KEY_LENGTH)}
 
 
-@methods.method("web.family", scope=READ, schema=FAMILY)
-async def web_family(call: Call) -> JSON:
+_families: weakref.WeakKeyDictionary[Gateway, WebFamily] = weakref.WeakKeyDictionary()
+
+
+def family_service(gateway: Gateway) -> WebFamily:
+    """The gateway's :class:`~clawline.web.family.WebFamily`, made on first use and closed on
+    gateway shutdown."""
     # imported on first use: the family loader brings the ACP SDK (pydantic), which a gateway
     # that never serves the web chat should not pay for at start-up
-    from clawline.web.family import family_service
+    from clawline.acp.link import AcpClientError
+    from clawline.web.family import STOPPED, WebFamily, bridge_target
 
+    family = _families.get(gateway)
+    if family is None:
+        gateway_ref = weakref.ref(gateway)  # the family must not keep its gateway alive
+
+        def target() -> BridgeTarget:
+            current = gateway_ref()
+            if current is None:
+                raise AcpClientError(STOPPED)
+            settings = current.settings
+            return bridge_target(
+                url=current.url,
+                state_dir=current.state_dir,
+                token=settings.token if settings.auth == "token" else None,
+            )
+
+        family = WebFamily(target=target)
+        _families[gateway] = family
+        gateway.on_shutdown(family.close)
+    return family
+
+
+@methods.method("web.family", scope=READ, schema=FAMILY)
+async def web_family(call: Call) -> JSON:
     result = await family_service(call.connection.gateway).family(call.params.get("sessionKey"))
     return cast(JSONObject, result)  # a TypedDict of JSON values

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from clawline.plugins.xworkmate.constants import TASK_ID_PREFIX
 from clawline.plugins.xworkmate.scope import safe_scope_segment
-from clawline.tasks.model import TaskRecord
+from clawline.records.task import TaskRecord
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

@@ -18,7 +18,7 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 
 from clawline.errors import MigrationError
-from clawline.sessions.extension_index import extension_index_rows
+from clawline.store.extension_index import extension_index_rows
 from clawline.store.postgres.collab_schema import (
     add_subagent_spawn_keys,
     create_announce_inbox,
@@ -141,7 +141,7 @@ def index_sessions_by_cwd(db: psycopg.Connection[TupleRow]) -> None:
 
 def create_session_extension_index(db: psycopg.Connection[TupleRow]) -> None:
     # The reverse lookup of plugin extensions, as in SQLite. Rows are bounded in size
-    # (clawline.sessions.extension_index) so they always fit the B-tree.
+    # (clawline.store.extension_index) so they always fit the B-tree.
     db.execute(
         """
         CREATE TABLE session_extension_index (

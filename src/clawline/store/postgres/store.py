@@ -31,8 +31,8 @@ from psycopg_pool import PoolClosed, PoolTimeout
 
 from clawline.config import PoolSettings
 from clawline.errors import LabelInUse, StoreError, StoreTimeout, StoreUnavailable
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store import redact_url
 from clawline.store._dialect import Dialect
 from clawline.store._extensions_sql import lookup_sessions, replace_session_rows

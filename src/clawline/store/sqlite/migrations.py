@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from clawline.errors import MigrationError
-from clawline.sessions.extension_index import extension_index_rows
+from clawline.store.extension_index import extension_index_rows
 from clawline.store.sqlite.collab_schema import (
     add_subagent_spawn_keys,
     create_announce_inbox,
@@ -128,7 +128,7 @@ def index_sessions_by_cwd(db: sqlite3.Connection) -> None:
 
 
 def create_session_extension_index(db: sqlite3.Connection) -> None:
-    # The reverse lookup of plugin extensions (clawline.sessions.extension_index): one index
+    # The reverse lookup of plugin extensions (clawline.store.extension_index): one index
     # search by (plugin, namespace, field, value); rows of a session are replaced by its key.
     db.execute(
         """

@@ -8,7 +8,7 @@ __all__ = ["create_device_pairings"]
 
 
 def create_device_pairings(db: sqlite3.Connection) -> None:
-    # One row per device identity (clawline.pairing.model). The partial indexes serve the
+    # One row per device identity (clawline.records.pairing). The partial indexes serve the
     # pending-request bound (newest first) and the code scan of an approval.
     db.execute(
         """

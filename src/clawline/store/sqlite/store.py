@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 
 from clawline.errors import LabelInUse, StoreError, StoreUnavailable
-from clawline.sessions.entry import SessionEntry
-from clawline.sessions.transcript import TranscriptEvent, TranscriptInfo
+from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
 from clawline.store._rows import (
     COLUMNS,

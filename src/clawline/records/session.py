@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from clawline.keys import agent_id_of
-from clawline.lineage.model import Lineage
+from clawline.records.lineage import Lineage
 from clawline.types import JSON, EpochMs, JSONObject
 
 __all__ = ["CORE_FIELDS", "LINEAGE_FIELDS", "SessionEntry"]

@@ -1,7 +1,8 @@
 """Operator scopes: the names, their implication (admin ⊃ write ⊃ read), and capping.
 
-:mod:`clawline.gateway.handshake` re-exports the names; the device pairing code
-(:mod:`clawline.pairing`) caps a paired device's scopes with :func:`cap_scopes`.
+What a connection may do is granted in scopes; device pairing (:mod:`clawline.pairing`) caps a
+paired device's with :func:`cap_scopes`, and the gateway checks each method's scope with
+:func:`has_scope` (:mod:`clawline.gateway.handshake` re-exports the names).
 """
 
 from __future__ import annotations

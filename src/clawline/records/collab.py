@@ -1,5 +1,5 @@
 """Value types of the collaboration tables: sub-agent run records, announce inbox rows and
-thread bindings. The task record lives in :mod:`clawline.tasks.model`.
+thread bindings. The task record lives in :mod:`clawline.records.task`.
 
 Field names are snake_case here; ``to_json`` gives OpenClaw's camelCase names.
 """
