@@ -13,9 +13,11 @@ time from sending that message until every child's task is terminal, every inbox
 delivered and the parent is idle; the number of tasks that are not ``succeeded`` (lost, failed)
 and of completions not delivered exactly once. Target: <= 15 s for 1,000 children.
 
-Runs in-process on a temporary SQLite state directory (the gateway's own services: run
-manager, store thread, dispatcher); ``--profile`` adds a cProfile summary of the event loop
-thread and of the store thread.
+Runs in-process on a temporary SQLite state directory (a started runtime: run manager, store
+thread, announce dispatcher, its periodic passes). Also printed: the store transactions and the
+SQL statements the store's connection ran, per child (counted with sqlite3's trace callback,
+from the parent's message until everything has settled). ``--profile`` adds a cProfile summary
+of the event loop thread and of the store thread.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from typing import Any
 from clawline.agents.messages import text_of
 from clawline.config import Settings
 from clawline.runtime import Runtime
+from clawline.store import Store
+from clawline.store.sqlite import SQLiteStore
 
 PARENT = "agent:main:main"
 TARGET_S = 15.0
@@ -56,48 +60,67 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-async def _store_profile(services: Runtime, profiler: cProfile.Profile) -> None:
-    """Profile the store thread too (every blocking call runs there)."""
-    await services.workers.run(profiler.enable)
+class StatementCount:
+    """What the store's connection ran: transactions (``BEGIN``) and the other statements."""
+
+    def __init__(self) -> None:
+        self.transactions = 0
+        self.statements = 0
+
+    def __call__(self, sql: str) -> None:
+        head = sql.lstrip()[:8].upper()
+        if head.startswith("BEGIN"):
+            self.transactions += 1
+        elif not head.startswith(("COMMIT", "ROLLBACK", "--")):
+            self.statements += 1
 
 
-def _settled(services: Runtime, total: int) -> bool:
-    """Every child ended, every completion delivered, the parent idle (cheap checks first)."""
-    store = services.store
-    if services.runs.has_active_run(PARENT) or store.runs.count_active(PARENT):
+async def _settled(runtime: Runtime, total: int) -> bool:
+    """Every child ended, every completion delivered, the parent idle (cheap checks first; the
+    run state is read on the event loop, the store on its worker)."""
+    if runtime.busy or runtime.runs.has_active_run(PARENT):
         return False
-    if store.inbox.requesters_with_pending():
+    return await runtime.workers.run(_store_settled, runtime.store, total)
+
+
+def _store_settled(store: Store, total: int) -> bool:
+    if store.runs.count_active(PARENT) or store.inbox.requesters_with_pending():
         return False
     return len(store.runs.for_requester(PARENT)) >= total
 
 
 async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
-    services = Runtime.open(Settings(state_dir=state, raw=_config(args)))
+    runtime = Runtime.open(Settings(state_dir=state, raw=_config(args)))
+    store = runtime.store
+    assert isinstance(store, SQLiteStore)
+    counted = StatementCount()
     profilers: list[cProfile.Profile] = []
-    if args.profile:
-        loop_profiler, store_profiler = cProfile.Profile(), cProfile.Profile()
-        await _store_profile(services, store_profiler)
-        loop_profiler.enable()
-        profilers = [loop_profiler, store_profiler]
-    await services.announcer.start()
-    started = time.perf_counter()
-    message = f"spawn {args.children} x: check item"
-    await services.runs.send(session_key=PARENT, message=message, idempotency_key="bench")
-    deadline = started + args.timeout
-    while time.perf_counter() < deadline:
-        await asyncio.sleep(0.05)
-        if await services.call(_settled, services, args.children):
-            break
-    elapsed = time.perf_counter() - started
-    for profiler in profilers:
-        profiler.disable()
-    figures = await services.call(_figures, services)
+    async with runtime:
+        if args.profile:
+            loop_profiler, store_profiler = cProfile.Profile(), cProfile.Profile()
+            await runtime.workers.run(store_profiler.enable)  # every store call runs there
+            loop_profiler.enable()
+            profilers = [loop_profiler, store_profiler]
+        await runtime.workers.run(store.trace, counted)
+        started = time.perf_counter()
+        message = f"spawn {args.children} x: check item"
+        await runtime.runs.send(session_key=PARENT, message=message, idempotency_key="bench")
+        deadline = started + args.timeout
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+            if await _settled(runtime, args.children):
+                break
+        elapsed = time.perf_counter() - started
+        await runtime.workers.run(store.trace, None)
+        for profiler in profilers[:1]:
+            profiler.disable()
+        if profilers:
+            await runtime.workers.run(profilers[1].disable)
+        figures = await runtime.workers.run(_figures, store)
+    runtime.close()
     figures["elapsed_s"] = elapsed
-    await services.runs.shutdown()
-    await services.announcer.stop()
-    if args.profile:
-        await services.workers.run(lambda: None)
-    services.close()
+    figures["transactions"] = counted.transactions
+    figures["statements"] = counted.statements
     for name, profiler in zip(("event loop", "store thread"), profilers, strict=False):
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(args.top)
@@ -105,8 +128,7 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
     return figures
 
 
-def _figures(services: Runtime) -> dict[str, Any]:
-    store = services.store
+def _figures(store: Store) -> dict[str, Any]:
     runs = store.runs.for_requester(PARENT)
     statuses: Counter[str] = Counter()
     for run in runs:
@@ -159,7 +181,10 @@ def main() -> int:
         shutil.rmtree(state, ignore_errors=True)
     print(f"children               {figures['spawned']} (asked {args.children})")
     print(f"time to all delivered  {figures['elapsed_s']:.2f} s (target <= {TARGET_S:.0f} s)")
+    per_child = max(1, figures["spawned"])
     print(f"per child              {1000 * figures['elapsed_s'] / max(1, args.children):.2f} ms")
+    print(f"store transactions     {figures['transactions'] / per_child:.1f} per child")
+    print(f"SQL statements         {figures['statements'] / per_child:.1f} per child")
     print(f"task statuses          {figures['task_statuses']}")
     print(f"lost or failed         {figures['lost_or_failed']} (must be 0)")
     print(f"delivered exactly once {figures['delivered_once']} / {figures['spawned']}")

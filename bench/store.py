@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.base import Position, SessionQuery, Store, StoreTransaction
-from clawline.store.cursor import CursorCodec
+from clawline.store.base import SessionQuery, Store, StoreTransaction
+from clawline.store.cursor import CursorCodec, Position
 from clawline.testing import FakeClock
 
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"

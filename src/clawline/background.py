@@ -54,6 +54,9 @@ class Background:
         task = asyncio.create_task(self._guarded(coroutine, name), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        # A task cancelled before its first step never starts ``coroutine``: close it, or
+        # Python warns that it was never awaited (a no-op once it has run).
+        task.add_done_callback(lambda _: coroutine.close())
         return task
 
     def every(

@@ -13,21 +13,18 @@ tests; a part itself never receives the runtime, only what it uses.
 Order of construction::
 
     store ─ workers ─ catalog ─ tasks ─ bus
-       plugins (gateway methods) ─ channels ─ providers ─ agents config ─ runs ─ plugin host
+       plugins ─ channels ─ providers ─ agents config ─ runs ─ plugin host
        recovery, sweepers ─ announcer ─ subagents ─ thread bindings ─ acp
        session tools, file tools (registered) ─ tool host ─ the agent runner (runs.runner)
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from types import TracebackType
 from typing import ParamSpec, TypeVar
 
-from clawline.acp.runtime import AcpRuntime
-from clawline.acp.runtime_route import AcpSessionRouter
 from clawline.agents.config import AgentSettings
 from clawline.agents.plugin import (
     FILE_TOOLS_PLUGIN,
@@ -35,36 +32,41 @@ from clawline.agents.plugin import (
     FileToolsPlugin,
     ProvidersPlugin,
 )
+from clawline.agents.plugin_runs import PluginRunObserver
 from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runs import RunManager
-from clawline.agents.settings import AgentsConfig
+from clawline.agents.settings_parse import agents_config
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
+from clawline.background import Background
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.clock import SYSTEM_CLOCK, Clock
-from clawline.collab.announce import Announcer
+from clawline.collab.acp.children import AcpRuntime
+from clawline.collab.acp.router import AcpSessionRouter
+from clawline.collab.acp.runner import AcpRunner
+from clawline.collab.announce import ANNOUNCE_TICK_MS, Announcer
 from clawline.collab.attachments import attachment_limits
+from clawline.collab.bindings import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
 from clawline.collab.bindings import ThreadBindings
+from clawline.collab.completion import STOPPED_ERROR
 from clawline.collab.plugin import COLLAB_PLUGIN, CollabPlugin
 from clawline.collab.recovery import StartupRecovery
 from clawline.collab.subagents import SubagentRegistry
-from clawline.collab.sweepers import Sweepers
+from clawline.collab.sweepers import ARCHIVE_SWEEP_INTERVAL_MS, Sweepers
 from clawline.collab.tools import CollabTools
 from clawline.config import Settings
 from clawline.events import DomainEvents
-from clawline.gateway.plugin import PLUGIN_NAME as GATEWAY_PLUGIN
-from clawline.gateway.plugin import GatewayMethodsPlugin
 from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
-from clawline.plugins.runs import PluginRunObserver
 from clawline.sessions.catalog import SessionCatalog
 from clawline.sessions.rows import RowCache
 from clawline.store import Store, open_store
 from clawline.store.instance_lock import InstanceHolder, InstanceLock
 from clawline.store.workers import StoreWorkers
 from clawline.tasks.registry import TaskRegistry
+from clawline.tasks.sweeper import SWEEP_INTERVAL_MS as TASK_SWEEP_INTERVAL_MS
 
 __all__ = ["Runtime"]
 
@@ -106,11 +108,6 @@ class Runtime:
         self.instance_lock: InstanceLock = store.instance_lock()
         self.holder = InstanceHolder.this_process()
         self.plugins = plugins if plugins is not None else PluginManager.from_settings(settings)
-        # --- gateway: the built-in methods (registered when a gateway is built, by
-        # clawline.gateway.assembly)
-        self.plugins.add(
-            GatewayMethodsPlugin(), GATEWAY_PLUGIN, source="builtin", origin="clawline.gateway"
-        )
         # --- channels: the built-in adapter (webchat), then the plugins'
         self.plugins.add(
             ChannelsPlugin(), ChannelsPlugin.PLUGIN_ID, source="builtin", origin="clawline.channels"
@@ -130,7 +127,7 @@ class Runtime:
             origin="clawline.agents",
         )
         self.plugins.register_providers(providers)
-        self.agents_config = AgentsConfig.from_settings(
+        self.agents_config = agents_config(
             settings, plugin_providers=providers.plugin_provider_names()
         )
         """The parsed agent configuration (``[agents]``, ``[tools]``, ``[acp]``, …)."""
@@ -153,7 +150,8 @@ class Runtime:
             tasks=self.tasks,
             workers=self.workers,
             clock=clock,
-            agents=self.agents_config,
+            workspace_of=lambda agent_id: self.agents_config.resolve_agent(agent_id).workspace,
+            allow_hardlinks=self.agents_config.fs.allow_hardlinks,
             config=settings.raw,
             state_dir=settings.state_dir,
         )
@@ -188,7 +186,6 @@ class Runtime:
             runs=self.runs,
             config=self.agents_config,
             recovery=self.recovery,
-            sweepers=self.sweepers,
         )
         self.subagents = SubagentRegistry(
             catalog=self.catalog,
@@ -229,7 +226,7 @@ class Runtime:
         self.runs.on_shutdown(self.acp.shutdown)
         self.events.subscribe(self.acp.session_event)
         router = AcpSessionRouter(
-            catalog=self.catalog, workers=self.workers, runs=self.runs, acp=self.acp.runner
+            catalog=self.catalog, workers=self.workers, runs=self.runs, acp=AcpRunner(acp=self.acp)
         )
         self.runs.route(is_acp_key, lambda: router)
         # --- tools: the session tools (built on the parts above), the file tools, and the agent
@@ -274,9 +271,9 @@ class Runtime:
             catalog=self.catalog,
             workers=self.workers,
         )
+        self.background = Background(clock)
+        """The task group of the background work: the periodic passes (:meth:`start`)."""
         self._started = False
-        self._stop_sweeps = asyncio.Event()
-        self._binding_sweeper: asyncio.Task[None] | None = None
 
     @classmethod
     def open(
@@ -302,7 +299,8 @@ class Runtime:
     async def start(self) -> None:
         """Take the store's instance lock (another holder:
         :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, end what a crash
-        left running and start the announce dispatcher and the thread-binding sweeper."""
+        left running (recovery), deliver the pending completions, then start the periodic
+        passes in the background task group: the announce tick, the sweeps, binding expiry."""
         await self.instance_lock.acquire(self.holder)
         try:
             await self.plugins.startup()
@@ -310,25 +308,42 @@ class Runtime:
         except BaseException:
             await self.instance_lock.release()
             raise
-        self._stop_sweeps.clear()
-        self._binding_sweeper = asyncio.create_task(
-            self.thread_bindings.run_sweeper(self._stop_sweeps), name="thread-binding-sweeper"
+        background = self.background
+        background.every(ANNOUNCE_TICK_MS / 1000, self.announcer.tick, name="announce tick")
+        background.every(
+            TASK_SWEEP_INTERVAL_MS / 1000,
+            self.sweepers.sweep_tasks,
+            name="task sweep",
+            first_after=0,
+        )
+        background.every(
+            ARCHIVE_SWEEP_INTERVAL_MS / 1000,
+            self.sweepers.sweep_once,
+            name="archive sweep",
+            first_after=0,
+        )
+        background.every(
+            BINDING_SWEEP_INTERVAL_MS / 1000,
+            self.thread_bindings.sweep,
+            name="thread-binding expiry",
+            first_after=0,
         )
         self._started = True
 
     async def stop(self) -> None:
-        """End every run (status written), stop the dispatcher and the plugins, release the
-        lock; the store stays open until :meth:`close`."""
+        """Stop in order: the periodic passes, every run (status written, end hooks awaited), the
+        deliveries under way, then end what the stopped runs left active — their sub-agent
+        records and tasks end ``lost: gateway stopped``, their completions queued for the next
+        start, so no task stays ``running`` — stop the plugins and release the lock. The store
+        stays open until :meth:`close`."""
         if not self._started:
             return
         self._started = False
         try:
-            self._stop_sweeps.set()
-            if self._binding_sweeper is not None:
-                await self._binding_sweeper
-                self._binding_sweeper = None
+            await self.background.close()
             await self.runs.shutdown()
             await self.announcer.stop()
+            await self.recovery.recover(error=STOPPED_ERROR)
             await self.plugins.shutdown()
         finally:
             await self.instance_lock.release()
@@ -344,6 +359,13 @@ class Runtime:
         traceback: TracebackType | None,
     ) -> None:
         await self.stop()
+
+    @property
+    def busy(self) -> bool:
+        """Whether any work is under way: a run (or its end hooks, or an agent-to-agent exchange
+        it started), a completion delivery, a deferred orchestrator being settled. The periodic
+        passes do not count (:func:`clawline.testing.settled` waits for this to turn false)."""
+        return self.runs.busy or self.announcer.busy or self.subagents.busy
 
     async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking store or catalog call on a store worker (``workers.run``)."""

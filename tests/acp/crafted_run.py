@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clawline.acp.link import AgentLink, spawned_agent
+from clawline.acp_client.link import AgentLink, spawned_agent
 
 from .schema_check import traffic_problems
 

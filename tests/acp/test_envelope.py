@@ -1,4 +1,5 @@
-"""Properties of :func:`clawline.acp.envelope.decode` over generated lines (pure, no process).
+"""Properties of :func:`clawline.acp.envelope.decode` over generated lines (pure, no
+process).
 
 For any line: ``decode`` never raises; a refusal's answer is a valid ACP error response that
 carries the line's id exactly when that id is valid; what passes is a JSON-RPC 2.0 request,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from clawline.acp.family import Member, get_session_family
-from clawline.acp.link import AgentLink, spawned_agent
+from clawline.acp_client.family import Member, get_session_family
+from clawline.acp_client.link import AgentLink, spawned_agent
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock

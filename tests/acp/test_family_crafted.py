@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from clawline.acp.family import (
+from clawline.acp_client.family import (
     INVALID_PAYLOAD,
     NO_SESSION_LIST,
     FamilyResult,
     get_acp_session_family,
     get_session_family,
 )
-from clawline.acp.link import NO_SESSION_LOAD, spawned_agent
-from clawline.acp.walk import INVALID_CURSOR, INVALID_PAGE
+from clawline.acp_client.link import NO_SESSION_LOAD, spawned_agent
+from clawline.acp_client.walk import INVALID_CURSOR, INVALID_PAGE
 
 from .crafted_agent import MAIN, SUB
 from .crafted_run import Traffic, agent_command, agent_env, crafted_link, process_gone

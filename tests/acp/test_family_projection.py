@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawline.acp.family import (
+from clawline.acp_client.family import (
     INVALID_PAYLOAD,
     get_acp_session_family,
     get_session_family,
@@ -23,7 +23,7 @@ from clawline.acp.family import (
     parse_parent,
     project_family,
 )
-from clawline.acp.link import AgentFeatures
+from clawline.acp_client.link import AgentFeatures
 
 K = "agent:main:main"
 SUB = "agent:main:subagent:"

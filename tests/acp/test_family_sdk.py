@@ -10,8 +10,8 @@ from acp import Client, connect_to_agent, spawn_agent_process, spawn_stdio_trans
 from acp.connection import Connection
 from acp.stdio import spawn_stdio_connection
 
-from clawline.acp.family import get_session_family
-from clawline.acp.link import AgentLink
+from clawline.acp_client.family import get_session_family
+from clawline.acp_client.link import AgentLink
 
 from .crafted_agent import MAIN, SUB
 from .crafted_run import Traffic, agent_command, agent_env, process_gone

@@ -17,8 +17,8 @@ from clawline.acp.cursor import (
     ListCursor,
     encode_cursor,
 )
-from clawline.store.base import Position, SessionQuery
-from clawline.store.cursor import CursorCodec
+from clawline.store.base import SessionQuery
+from clawline.store.cursor import CursorCodec, Position
 from clawline.testing.gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import BridgeProcess, seed

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from clawline.agents.settings import AgentsConfig
+from clawline.agents.settings_parse import parse_agents_config
 from clawline.config import ConfigError
 
 STATE = Path("/tmp/state")
@@ -17,11 +18,11 @@ BAD_COMMAND = (
 
 
 def parse(acp: Any) -> AgentsConfig:
-    return AgentsConfig.from_raw({"acp": acp}, STATE)
+    return parse_agents_config({"acp": acp}, STATE)
 
 
 def test_defaults() -> None:
-    config = AgentsConfig.from_raw({}, STATE).acp
+    config = parse_agents_config({}, STATE).acp
     assert (config.enabled, config.dispatch_enabled, config.configured) == (True, True, False)
     assert (config.default_agent, config.allowed_agents) == (None, ())
     assert (config.permission_mode, config.shutdown_grace_s) == ("approve-reads", 3.0)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from clawline.runtime import Runtime
+from clawline.testing import settled
 from tests.acp_runtime.conftest import Acp, MakeAcp
 from tests.acp_runtime.support import MAIN, alive, calls, eventually, gone, log_entries, spawn
 from tests.collab.support import invoke, tool_ctx, tool_of
@@ -48,7 +49,7 @@ async def test_subagents_kill_cancels_the_turn_and_stops_the_agent(acp: Acp) -> 
     assert task_of(services, child).status == "cancelled"
     (record,) = services.store.runs.by_child(child)
     assert record.suppress_announce_reason == "killed"
-    await asyncio.sleep(0.1)
+    await settled(services)
     assert services.store.inbox.pending_for(MAIN) == []
     assert acp.runner.calls_on(MAIN) == []
 
@@ -79,7 +80,7 @@ async def test_a_run_timeout_times_the_task_out(acp: Acp) -> None:
 async def test_an_agent_ignoring_sigterm_is_killed_after_the_grace(
     make_acp: MakeAcp, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, "clawline.acp.runtime")
+    caplog.set_level(logging.INFO, "clawline.collab.acp")
     acp = await make_acp(env={"TINY_STUBBORN": "1"}, shutdownGraceSeconds=0.4)
     services = acp.services
     result = await spawn(services, task="hello", agentId="tiny")

@@ -66,6 +66,7 @@ class StubbornRunner:
     def __init__(self, holdout: float) -> None:
         self.holdout = holdout
         self.started = asyncio.Event()
+        self.finished = asyncio.Event()
 
     async def run(self, ctx: RunContext) -> RunOutput:
         self.started.set()
@@ -76,6 +77,7 @@ class StubbornRunner:
                 await asyncio.sleep(end - loop.time())
             except asyncio.CancelledError:
                 continue
+        self.finished.set()
         return RunOutput(text="too late")
 
 

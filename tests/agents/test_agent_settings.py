@@ -10,6 +10,7 @@ import pytest
 
 from clawline.agents.config import MAX_RUN_TIMEOUT_MS
 from clawline.agents.settings import AgentsConfig, SubagentLimits, ToolPolicy
+from clawline.agents.settings_parse import parse_agents_config
 from clawline.config import ConfigError, Settings
 from clawline.runtime import Runtime
 
@@ -58,7 +59,7 @@ FULL = {
 
 
 def parse(raw: dict[str, Any], state_dir: Path = Path("/state")) -> AgentsConfig:
-    return AgentsConfig.from_raw(raw, state_dir)
+    return parse_agents_config(raw, state_dir)
 
 
 def test_an_empty_config_gives_the_documented_defaults(tmp_path: Path) -> None:

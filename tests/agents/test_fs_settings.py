@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.settings import AgentsConfig
+from clawline.agents.settings_parse import parse_agents_config
 from clawline.config import ConfigError, Settings
-from clawline.plugins.xworkmate.export import ExportOptions
-from clawline.plugins.xworkmate.settings import XWorkmateSettings, plugin_settings
 from clawline.runtime import Runtime
+from clawline.xworkmate.export import ExportOptions
+from clawline.xworkmate.settings import XWorkmateSettings, plugin_settings
 
 
 def _xworkmate_settings(state_dir: Path, raw: dict[str, Any]) -> XWorkmateSettings:
@@ -28,13 +28,13 @@ def _xworkmate_settings(state_dir: Path, raw: dict[str, Any]) -> XWorkmateSettin
 
 
 def test_hard_links_are_refused_by_default(tmp_path: Path) -> None:
-    assert AgentsConfig.from_raw({}, tmp_path).fs.allow_hardlinks is False
+    assert parse_agents_config({}, tmp_path).fs.allow_hardlinks is False
     assert _xworkmate_settings(tmp_path, {}).allow_hardlinks is False
 
 
 def test_allow_hardlinks_reaches_the_agents_and_the_xworkmate_plugin(tmp_path: Path) -> None:
     raw: dict[str, Any] = {"tools": {"fs": {"allowHardlinks": True}}}
-    assert AgentsConfig.from_raw(raw, tmp_path).fs.allow_hardlinks is True
+    assert parse_agents_config(raw, tmp_path).fs.allow_hardlinks is True
     config = _xworkmate_settings(tmp_path, raw)
     assert config.allow_hardlinks is True
     assert ExportOptions.from_params({}, config, []).allow_hardlinks is True
@@ -49,5 +49,5 @@ def test_allow_hardlinks_reaches_the_agents_and_the_xworkmate_plugin(tmp_path: P
 )
 def test_a_bad_value_names_the_key(tmp_path: Path, raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        AgentsConfig.from_raw(raw, tmp_path)
+        parse_agents_config(raw, tmp_path)
     assert str(caught.value).startswith(message)

@@ -11,6 +11,7 @@ from clawline.agents import execution
 from clawline.agents.echo import EchoRunner
 from clawline.agents.run import RunsClosed
 from clawline.runtime import Runtime
+from clawline.testing import FakeClock, drained
 from clawline.testing.wire import WireRecorder
 from tests.agents.support import (
     BlockingRunner,
@@ -141,7 +142,7 @@ async def test_a_runner_that_ignores_cancellation_is_ended_after_the_grace(
     await runner.started.wait()
     assert await asyncio.wait_for(services.runs.abort("main"), 0.4) == ["s"]
     assert ack.done.result().status == "killed"
-    await asyncio.sleep(0.5)
+    await asyncio.wait_for(runner.finished.wait(), 5)  # the stubborn runner runs out on its own
 
 
 async def test_shutdown_kills_every_run_and_refuses_new_ones(services: Runtime) -> None:
@@ -169,3 +170,18 @@ async def test_a_session_deleted_mid_run_is_not_recreated(services: Runtime) -> 
     runner.release.set()
     assert (await ack.done).status == "done"
     assert services.store.get("agent:main:gone") is None
+
+
+async def test_a_run_timeout_runs_on_the_runtime_clock(faked: Runtime, clock: FakeClock) -> None:
+    runner = BlockingRunner()
+    faked.runs.runner = runner
+    ack = await faked.runs.send(
+        session_key="main", message="m", idempotency_key="t", timeout_ms=60_000
+    )
+    await runner.started.wait()
+    await clock.run_for(59_999)
+    await drained(faked)
+    assert not ack.done.done()  # a minute of virtual time has not passed yet
+    await clock.run_for(1)
+    outcome = await asyncio.wait_for(ack.done, 5)
+    assert (outcome.status, outcome.error) == ("timeout", "run timed out after 60000 ms")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from clawline.agents import idempotency
@@ -11,7 +9,7 @@ from clawline.agents.echo import EchoRunner
 from clawline.agents.runs import RunManager
 from clawline.errors import InvalidField, InvalidSessionKey
 from clawline.runtime import Runtime
-from clawline.testing import FakeClock
+from clawline.testing import FakeClock, drained
 from clawline.testing.wire import WireRecorder
 from tests.agents.support import BlockingRunner
 
@@ -218,7 +216,7 @@ async def test_a_second_send_runs_after_the_first(services: Runtime) -> None:
     await runner.started.wait()
     second = await services.runs.send(session_key="main", message="two", idempotency_key="2")
     assert (second.status, second.message_seq) == ("started", 2)
-    await asyncio.sleep(0.05)
+    await drained(services)
     assert len(runner.contexts) == 1
     runner.release.set()
     one, two = await first.done, await second.done

@@ -7,6 +7,7 @@ import time
 
 from clawline.agents.echo import EchoRunner
 from clawline.runtime import Runtime
+from clawline.testing import drained
 from tests.agents.support import BlockingRunner, FailingRunner
 
 
@@ -57,7 +58,8 @@ async def test_wait_for_an_unknown_run_times_out(services: Runtime) -> None:
 async def test_wait_for_a_run_that_starts_later(services: Runtime) -> None:
     services.runs.runner = EchoRunner(delay_ms=0)
     waiting = asyncio.create_task(services.runs.wait("later", 5_000))
-    await asyncio.sleep(0.02)
+    await drained(services)  # the wait is registered before the run exists
+    assert not waiting.done()
     await services.runs.send(session_key="main", message="m", idempotency_key="later")
     assert (await waiting)["status"] == "ok"
 

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from clawline.agents.settings import AgentsConfig
+from clawline.agents.settings_parse import parse_agents_config
 from clawline.agents.settings_threads import ThreadBindingSettings, parse_thread_bindings
 from clawline.config import ConfigError
 
 
 def _config(raw: dict[str, Any]) -> AgentsConfig:
-    return AgentsConfig.from_raw(raw, Path("/tmp/state"))
+    return parse_agents_config(raw, Path("/tmp/state"))
 
 
 def test_defaults_without_config() -> None:

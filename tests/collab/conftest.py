@@ -4,6 +4,7 @@ and its offline model), built from a config mapping."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -45,7 +46,10 @@ async def make_services(tmp_path: Path) -> AsyncIterator[MakeServices]:
 
     yield make
     for services in opened:
-        await services.runs.shutdown()
+        # Bounded, so that a failed test whose work waits on a fake clock reports its failure
+        # instead of hanging here.
+        await asyncio.wait_for(services.stop(), 5)  # a started runtime's passes, runs, ...
+        await asyncio.wait_for(services.runs.shutdown(), 5)
         services.close()
 
 

@@ -268,7 +268,8 @@ async def test_the_end_record_task_and_row_commit_together(
 ) -> None:
     """When the inbox row cannot be written, neither is the record's end nor the task's
     status: the run stays active for recovery, never half-ended without its announce."""
-    services = await make(clock=FakeClock())
+    clock = FakeClock()
+    services = await make(clock=clock)
     await requester(services)
     attempts: list[str] = []
 
@@ -280,7 +281,12 @@ async def test_the_end_record_task_and_row_commit_together(
     monkeypatch.setattr(subagents_module, "COMPLETION_RETRY_DELAYS_S", (0.01, 0.01, 0.01))
     plan = await child(services, reply="result that cannot be stored")
     await start_child(services, plan)
-    await eventually(lambda: len(attempts) == 4)
+
+    async def retried() -> bool:  # the retries wait on the runtime's clock: move it on
+        await clock.run_for(10)
+        return len(attempts) == 4
+
+    await eventually(retried)
     await quiesce(services)
     assert attempts == [plan.run_id] * 4
     assert entry(services, plan.child_key).status == "done"  # the run itself ended

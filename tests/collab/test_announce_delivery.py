@@ -16,7 +16,7 @@ from clawline.collab.spawn_plan import subagent_system_prompt
 from clawline.events import DomainEvent, MessageAppended
 from clawline.records.collab import InboxItem
 from clawline.runtime import Runtime
-from clawline.testing import FakeClock
+from clawline.testing import FakeClock, drained
 from tests.collab.conftest import MakeServices
 from tests.collab.support import ScriptedRunner, runner_of, transcript
 from tests.collab.test_announce_support import (
@@ -175,7 +175,7 @@ async def test_a_busy_requester_gets_all_completions_in_one_turn_after_its_run(
     gate = Gate("main turn done")
     await busy_main(services, gate, "ack of all three")
     plans = [await run_child(services, reply=f"result {n}", label=f"c{n}") for n in range(3)]
-    await asyncio.sleep(0.05)
+    await drained(services)
     rows = [inbox_row(services, plan.run_id) for plan in plans]
     assert all(row.pending for row in rows)
     assert [text_of(m) for m in user_messages(services)] == ["do the work"]
@@ -219,7 +219,7 @@ async def test_completions_arriving_during_an_announce_turn_get_the_next_turn(
     await asyncio.wait_for(announce_gate.entered.wait(), 5)
     second = await run_child(services, reply="second result")
     third = await run_child(services, reply="third result")
-    await asyncio.sleep(0.05)
+    await drained(services)
     assert inbox_row(services, second.run_id).pending
     announce_gate.open()
     await quiesce(services)
@@ -271,7 +271,7 @@ async def test_a_requester_busy_for_too_long_gets_its_completions_queued(
     row = inbox_row(services, plan.run_id)
     clock.set(row.created_at + ANNOUNCE_QUEUE_AFTER_MS - 1)
     await services.announcer.tick()
-    await asyncio.sleep(0.05)
+    await drained(services)
     assert inbox_row(services, plan.run_id).pending
 
     clock.advance(1)
@@ -309,7 +309,6 @@ async def test_concurrent_deliveries_and_kicks_deliver_each_row_once(make: MakeS
         runs=services.runs,
         config=services.agents_config,
         recovery=services.recovery,
-        sweepers=services.sweepers,
     )
     services.runs.on_run_end(second.run_ended)
     gate.open()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from clawline.records.collab import InboxItem, SubagentRun
 from clawline.records.session import SessionEntry
 from clawline.records.task import TaskRecord
 from clawline.runtime import Runtime
+from clawline.testing import eventually, settled
 from clawline.types import JSON
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, Reply, ScriptedRunner, runner_of, transcript
@@ -97,34 +98,10 @@ async def announcing(make_services: MakeServices) -> AsyncIterator[MakeServices]
             await services.announcer.stop()
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.005)
-
-
-def _busy(services: Runtime) -> bool:
-    return bool(
-        services.runs.active_runs()
-        or services.runs._hook_tasks
-        or services.announcer._tasks
-        or services.subagents._settling
-        or services.runs.background_tasks()
-    )
-
-
 async def quiesce(services: Runtime, timeout: float = 5.0) -> None:
-    """Wait until no run, run-end hook or delivery is under way (and stays so for a few loop
-    turns, so that a delivery kicked by the last run end is seen too)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    calm = 0
-    while calm < 5:
-        assert loop.time() < deadline, "services did not come to rest"
-        calm = 0 if _busy(services) else calm + 1
-        await asyncio.sleep(0.002)
+    """Wait until no run, run-end hook or delivery is under way (:func:`clawline.testing.
+    settled`)."""
+    await settled(services, timeout=timeout)
 
 
 async def requester(services: Runtime, key: str = MAIN, **changes: JSON) -> SessionEntry:

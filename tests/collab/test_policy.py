@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clawline.agents.settings import AgentsConfig, AgentToAgentPolicy, Visibility
+from clawline.agents.settings import AgentToAgentPolicy, Visibility
+from clawline.agents.settings_parse import parse_agents_config
 from clawline.collab.policy import (
     Action,
     VisibilityGuard,
@@ -107,7 +108,7 @@ def test_a2a_allowed_needs_enabled_and_both_ids_listed() -> None:
 
 
 def test_the_policy_defaults() -> None:
-    parsed = AgentsConfig.from_raw({}, Path("/tmp"))
+    parsed = parse_agents_config({}, Path("/tmp"))
     assert parsed.agent_to_agent == AgentToAgentPolicy(enabled=False, allow=())
     assert parsed.sessions_visibility == "tree"
     assert parsed.max_ping_pong_turns == 5
@@ -259,5 +260,5 @@ async def test_load_guard_follows_the_config(make_services: MakeServices) -> Non
 
 @pytest.mark.parametrize(("configured", "effective"), [(9, 5), (5, 5), (2, 2), (0, 0), (-1, 0)])
 def test_max_ping_pong_turns_is_clamped(configured: int, effective: int) -> None:
-    parsed = AgentsConfig.from_raw(config(turns=configured), Path("/tmp"))
+    parsed = parse_agents_config(config(turns=configured), Path("/tmp"))
     assert parsed.max_ping_pong_turns == effective

@@ -11,6 +11,7 @@ import pytest
 from clawline.agents.runner import RunContext
 from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
+from clawline.testing import FakeClock, drained, eventually
 from clawline.testing.wire import WireRecorder
 from tests.collab.conftest import MakeServices
 from tests.collab.support import (
@@ -238,7 +239,9 @@ async def test_the_main_session_is_shown_as_main(services: Runtime) -> None:
     assert details["sessionKey"] == "main"
 
 
-async def test_wait_mode_times_out(services: Runtime) -> None:
+async def test_wait_mode_times_out(make_services: MakeServices) -> None:
+    clock = FakeClock()
+    services = await make_services(clock=clock)
     await family(services)
     release = asyncio.Event()
 
@@ -247,9 +250,21 @@ async def test_wait_mode_times_out(services: Runtime) -> None:
         return "late"
 
     runner_of(services).script(CHILD, slow)
-    details = await invoke(
-        send(services), tool_ctx(services, MAIN), message="ping", sessionKey=CHILD, timeoutSeconds=1
+    sending = asyncio.create_task(
+        invoke(
+            send(services),
+            tool_ctx(services, MAIN),
+            message="ping",
+            sessionKey=CHILD,
+            timeoutSeconds=1,
+        )
     )
+    await eventually(lambda: services.runs.has_active_run(CHILD))
+    await clock.run_for(999)  # the wait runs on the runtime's clock: virtual time here
+    await drained(services)
+    assert not sending.done()
+    await clock.run_for(1)
+    details = await asyncio.wait_for(sending, 5)
     assert details == {
         "runId": details["runId"],
         "status": "timeout",

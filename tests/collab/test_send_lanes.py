@@ -8,6 +8,7 @@ import asyncio
 from clawline.agents.runner import RunContext
 from clawline.agents.tools.base import Tool
 from clawline.runtime import Runtime
+from clawline.testing import drained
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, config, invoke, runner_of, settle, tool_ctx, tool_of
 
@@ -139,7 +140,7 @@ async def test_nested_runs_of_one_session_run_one_after_another(services: Runtim
     two = await services.runs.send(
         session_key=MAIN, message="b", idempotency_key="n2", bypass_queue=True
     )
-    await asyncio.sleep(0.05)
+    await drained(services)
     assert len(runner.calls_on(MAIN)) == 1
     assert not two.done.done()
     release.set()

@@ -4,11 +4,10 @@ wait their turn without holding up the spawns that started them."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from clawline.runtime import Runtime
+from clawline.testing import drained
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of
 from tests.collab.test_spawn_lineage import (
@@ -60,7 +59,7 @@ async def test_a_slot_frees_as_soon_as_one_child_ends(make_services: MakeService
     first = await accepted(services, task="first")
     second = await accepted(services, task="second")
     await wait_until(lambda: gate.running == 1)
-    await asyncio.sleep(0.05)  # time enough for the second child to start, were it allowed to
+    await drained(services)  # the second child would have started by now, were it allowed to
     assert gate.entered == [first["childSessionKey"]]
     gate.release.set()
     await ended(services, first["runId"])

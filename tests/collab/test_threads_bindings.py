@@ -3,14 +3,13 @@ unbinding, idle / max-age expiry (FakeClock) and the sweeper."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from clawline.channels import SubagentEnded
-from clawline.collab.bindings import DeliveryTarget
+from clawline.collab.bindings import SWEEP_INTERVAL_MS, DeliveryTarget
 from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
+from clawline.testing import eventually, settled
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
 from clawline.types import JSON
@@ -158,19 +157,27 @@ async def test_sweep_with_explicit_now_and_batches(make_services: MakeServices) 
     assert await services.thread_bindings.sweep(later) == []
 
 
-async def test_sweeper_loop_runs_until_stopped(make_services: MakeServices) -> None:
+async def test_the_runtime_sweeps_expired_bindings_every_interval(
+    make_services: MakeServices,
+) -> None:
+    """Binding expiry runs in the runtime's background task group: a pass at start-up, then
+    one every SWEEP_INTERVAL_MS of the runtime's clock (virtual time here)."""
     services, clock, forum = await _setup(make_services)
     await _bind(services, "room", idle_ms=HOUR)
     clock.advance(HOUR)
-    stop = asyncio.Event()
-    loop = asyncio.create_task(services.thread_bindings.run_sweeper(stop, interval_ms=1))
-    for _ in range(200):
-        if forum.ended:
-            break
-        await asyncio.sleep(0.01)
-    stop.set()
-    await asyncio.wait_for(loop, 5)
-    assert [event.reason for event in forum.ended] == ["idle-expired"]
+    await services.start()
+    try:
+        await eventually(lambda: len(forum.ended) == 1, what="the start-up pass")
+        assert [event.reason for event in forum.ended] == ["idle-expired"]
+        await _bind(services, "later", idle_ms=SWEEP_INTERVAL_MS)
+        await clock.run_for(SWEEP_INTERVAL_MS - 1)
+        await settled(services)
+        assert len(forum.ended) == 1  # not idle long enough yet, and no pass has come
+        await clock.run_for(SWEEP_INTERVAL_MS + 1)
+        await eventually(lambda: len(forum.ended) == 2, what="the next periodic pass")
+        assert [event.reason for event in forum.ended] == ["idle-expired", "idle-expired"]
+    finally:
+        await services.stop()
 
 
 # --- unbinding -----------------------------------------------------------------------------

@@ -10,8 +10,9 @@ import pytest
 from clawline.errors import Conflict
 from clawline.records.task import TaskRecord
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.base import Position, Store
+from clawline.store.base import Store
 from clawline.store.collab import TaskQuery
+from clawline.store.cursor import Position
 
 if TYPE_CHECKING:
     from .conftest import Backend

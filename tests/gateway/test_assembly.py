@@ -1,6 +1,7 @@
 """A gateway is built from a runtime in one place (``clawline.gateway.assembly``): it gets the
 runtime's parts, never the runtime; building it starts nothing; its built-in methods come from
-the gateway plugin object the runtime registered, through the same hook as any plugin's."""
+the gateway plugin object the gateway adds to the runtime's plugins, through the same hook as any
+plugin's."""
 
 from __future__ import annotations
 
@@ -59,14 +60,16 @@ class AddsOneMethod:
 def test_the_built_in_methods_register_through_the_gateway_plugin(tmp_path: Path) -> None:
     runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
-        [info] = [p for p in runtime.plugins.plugins() if p.name == PLUGIN_NAME]
-        assert (info.source, info.hooks) == ("builtin", ("register_gateway_methods",))
+        assert runtime.plugins.get(PLUGIN_NAME) is None  # the runtime knows no gateway
         assert runtime.plugins.add(AddsOneMethod(), "adds-one")
         methods = gateway_methods(runtime)
+        [info] = [p for p in runtime.plugins.plugins() if p.name == PLUGIN_NAME]
+        assert (info.source, info.hooks) == ("builtin", ("register_gateway_methods",))
         builtin = builtin_methods().names()
         assert methods.names() == [*builtin, "extra.echo"]  # the built-ins first
         assert methods.get("health").handler is builtin_methods().get("health").handler
         assert build_gateway(runtime, GatewaySettings(port=0)).methods.names() == methods.names()
+        assert [p.name for p in runtime.plugins.plugins()].count(PLUGIN_NAME) == 1
     finally:
         runtime.close()
 

@@ -54,7 +54,7 @@ async def test_a_loop_of_bad_requests_logs_no_error(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="clawline")
     state_dir = tmp_path / "state"
-    raw = {"plugins": {"enabled": ["clawline.plugins.xworkmate"]}}
+    raw = {"plugins": {"enabled": ["clawline.xworkmate"]}}
     settings = Settings(state_dir=state_dir, raw=raw)
     gateway_settings = GatewaySettings(port=0, auth="token", token=TOKEN)
     refused = 0

@@ -1,5 +1,6 @@
-"""A plugin module that adds one of everything: a gateway method, a tool, a channel and a model
-provider (loaded by the tests as ``tests.plugins.feature_plugin``).
+"""A plugin module that adds one of everything: gateway methods (one answers, one refuses with a
+protocol code), a tool, a channel and a model provider (loaded by the tests as
+``tests.plugins.feature_plugin``). Its hooks are typed with the plugin API's Protocols.
 
 The provider ``feature`` calls the tool ``feature_shout`` on the user's message, then answers
 with what the tool returned, so one run exercises both.
@@ -18,14 +19,19 @@ from clawline.agents.providers.base import (
     ToolCall,
     ToolCallDone,
 )
-from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
-from clawline.agents.tools.registry import ToolRegistry
-from clawline.channels.registry import ChannelRegistry
-from clawline.gateway.handshake import READ
 from clawline.gateway.params import P
-from clawline.gateway.registry import Call, MethodRegistry
-from clawline.plugins import hookimpl
+from clawline.gateway.registry import Call
+from clawline.plugins import (
+    READ,
+    ChannelRegistrar,
+    MethodCall,
+    MethodError,
+    MethodRegistrar,
+    ProviderRegistrar,
+    ToolRegistrar,
+    hookimpl,
+)
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.types import JSON
 
@@ -37,6 +43,13 @@ CHANNEL: FakeChannel = threads_channel("featurechat")
 
 async def feature_echo(call: Call) -> JSON:
     return {"echo": call.params["text"], "sessions": call.gateway.store.backend}
+
+
+REFUSAL = "feature is busy"
+
+
+async def feature_refuse(call: MethodCall) -> JSON:
+    raise MethodError(REFUSAL, "CONFLICT", details={"method": call.method})
 
 
 class ShoutTool:
@@ -75,25 +88,26 @@ class FeatureProvider:
 
 
 @hookimpl
-def register_gateway_methods(methods: MethodRegistry) -> None:
+def register_gateway_methods(methods: MethodRegistrar) -> None:
     methods.add(
         "feature.echo",
         feature_echo,
         scope=READ,
         schema={"text": P.string(required=True, max_len=100)},
     )
+    methods.add("feature.refuse", feature_refuse, scope=READ)
 
 
 @hookimpl
-def register_tools(tools: ToolRegistry) -> None:
+def register_tools(tools: ToolRegistrar) -> None:
     tools.register(ShoutTool())
 
 
 @hookimpl
-def register_channels(channels: ChannelRegistry) -> None:
+def register_channels(channels: ChannelRegistrar) -> None:
     channels.register(CHANNEL)
 
 
 @hookimpl
-def register_providers(providers: ProviderRegistry) -> None:
+def register_providers(providers: ProviderRegistrar) -> None:
     providers.register("feature", FeatureProvider())

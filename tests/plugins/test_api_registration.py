@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from clawline.config import ConfigError, Settings
+from clawline.gateway.assembly import gateway_methods
 from clawline.gateway.handshake import READ
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.plugins import PluginManager, hookimpl
@@ -50,6 +51,16 @@ async def test_a_plugin_adds_a_method_a_tool_a_channel_and_a_provider(tmp_path: 
         assert echoed == {"echo": "ping", "sessions": "sqlite"}
         refused = await client.call("feature.echo", {"text": 5})
         assert refused["ok"] is False
+        # A MethodError is answered with its protocol code and details, as the plugin raised it.
+        refused = await client.call("feature.refuse", {})
+        assert (refused["ok"], refused["error"]) == (
+            False,
+            {
+                "code": "CONFLICT",
+                "message": feature_plugin.REFUSAL,
+                "details": {"method": "feature.refuse"},
+            },
+        )
 
         # The agent "feat" runs on the plugin's provider, which calls the plugin's tool.
         done = await run_to_end(client, "agent:feat:main", "make noise", "feat-1")
@@ -118,10 +129,8 @@ class TakesBuiltinNames:
 def test_builtins_keep_their_names(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
-        manager = runtime.plugins
-        assert manager.add(TakesBuiltinNames(), "greedy")
-        methods = MethodRegistry()
-        manager.register_gateway_methods(methods)
+        assert runtime.plugins.add(TakesBuiltinNames(), "greedy")
+        methods = gateway_methods(runtime)  # the table a gateway over this runtime serves
     finally:
         runtime.close()
     assert methods.get("health").handler.__module__ == "clawline.gateway.methods.system"
@@ -177,9 +186,10 @@ def test_bad_plugin_config_is_refused(plugins: object, message: str) -> None:
         PluginManager.from_settings(Settings(state_dir=Path("/x"), raw={"plugins": plugins}))
 
 
-def test_the_listed_builtins_are_the_ones_the_runtime_adds(tmp_path: Path) -> None:
+def test_the_listed_builtins_are_the_ones_the_runtime_and_a_gateway_add(tmp_path: Path) -> None:
     runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:
+        gateway_methods(runtime)  # the gateway adds the plugin object of its built-in methods
         added = [p for p in runtime.plugins.plugins() if p.source == "builtin"]
     finally:
         runtime.close()
@@ -204,6 +214,7 @@ def test_disabled_plugins_are_not_loaded_but_builtins_always_are(tmp_path: Path)
     }
     runtime = Runtime.open(Settings(state_dir=tmp_path / "state", raw=raw))
     try:
+        gateway_methods(runtime)  # with a gateway, its built-in methods' plugin too
         loaded = [(p.name, p.source) for p in runtime.plugins.plugins()]
     finally:
         runtime.close()

@@ -1,35 +1,44 @@
 """The plugin facade: what :class:`PluginHost` offers over a real runtime (SQLite), the hooks that
-receive it, the registries described as Protocols, and a plugin API that names no adapter."""
+receive it, and the registries and the method call described as Protocols (the plugin API names
+no part above it: the import contracts of pyproject.toml)."""
 
 from __future__ import annotations
 
-import ast
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.tools.registry import ToolRegistry
+from clawline.channels.registry import ChannelRegistry
 from clawline.config import Settings
 from clawline.errors import InvalidSessionKey
-from clawline.gateway.registry import MethodRegistry
+from clawline.gateway.frames import ErrorCode
+from clawline.gateway.registry import Call, MethodRegistry
 from clawline.plugins import (
+    ChannelRegistrar,
+    MethodCall,
+    MethodError,
     MethodRegistrar,
     PluginHost,
     PluginManager,
+    ProviderRegistrar,
     ToolRegistrar,
     hookimpl,
 )
-from clawline.plugins.xworkmate import PLUGIN_ID as XWORKMATE
-from clawline.plugins.xworkmate.plugin import XWorkmatePlugin
+from clawline.plugins.methods import METHOD_ERROR_CODES
 from clawline.runtime import Runtime
 from clawline.testing.clock import FakeClock
 from clawline.types import JSON
+from clawline.xworkmate import PLUGIN_ID as XWORKMATE
+from clawline.xworkmate.plugin import XWorkmatePlugin
 
-ROOT = Path(__file__).resolve().parents[2]
-HOOKSPECS = ROOT / "src" / "clawline" / "plugins" / "hookspecs.py"
+if TYPE_CHECKING:
+    from clawline.gateway.app import Gateway
+    from clawline.gateway.connection import Connection
 
 
 class Lifecycle:
@@ -47,35 +56,45 @@ class Lifecycle:
         self.hosts.append(("shutdown", host))
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """Every module ``path`` imports, at any level (``TYPE_CHECKING`` blocks included)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module is not None:
-            found.add(node.module)
-    return found
-
-
-def test_the_hookspecs_name_no_adapter_and_not_the_runtime() -> None:
-    modules = _imported_modules(HOOKSPECS)
-    assert "clawline.plugins.registrars" in modules  # the check sees TYPE_CHECKING imports
-    forbidden = [
-        name
-        for name in modules
-        if name == "clawline.runtime"
-        or name.startswith(("clawline.gateway", "clawline.cli", "clawline.web"))
-    ]
-    assert forbidden == []
-
-
 def test_the_registries_satisfy_the_plugin_api() -> None:
     methods: MethodRegistrar = MethodRegistry()  # mypy checks the structure
     tools: ToolRegistrar = ToolRegistry()
+    channels: ChannelRegistrar = ChannelRegistry()
+    providers: ProviderRegistrar = ProviderRegistry()
     assert isinstance(methods, MethodRegistrar)
     assert isinstance(tools, ToolRegistrar)
-    assert not isinstance(object(), MethodRegistrar)
+    assert isinstance(channels, ChannelRegistrar)
+    assert isinstance(providers, ProviderRegistrar)
+    for protocol in (MethodRegistrar, ToolRegistrar, ChannelRegistrar, ProviderRegistrar):
+        assert not isinstance(object(), protocol)
+    assert not isinstance(ToolRegistry(), ChannelRegistrar)  # no ids, no spawning hooks
+
+
+def test_the_gateways_call_is_a_method_call() -> None:
+    call: MethodCall = Call(  # mypy checks the structure
+        request_id="r1",
+        method="mine.count",
+        params={"n": 1},
+        connection=cast("Connection", None),
+        gateway=cast("Gateway", None),
+    )
+    assert isinstance(call, MethodCall)
+    assert (call.request_id, call.method, call.params) == ("r1", "mine.count", {"n": 1})
+    assert not isinstance(object(), MethodCall)
+
+
+def test_a_method_error_carries_a_protocol_code() -> None:
+    assert {code.value for code in ErrorCode} >= METHOD_ERROR_CODES
+    assert {"INVALID_REQUEST", "UNAVAILABLE", "CONFLICT"} == METHOD_ERROR_CODES
+    refusal = MethodError("taken", "CONFLICT", details={"errorType": "Conflict"})
+    assert (refusal.message, refusal.code, refusal.details) == (
+        "taken",
+        "CONFLICT",
+        {"errorType": "Conflict"},
+    )
+    assert (MethodError("no").code, MethodError("no").details) == ("INVALID_REQUEST", None)
+    with pytest.raises(ValueError, match="unknown method error code"):
+        MethodError("no", "NOT_PAIRED")  # type: ignore[arg-type]
 
 
 def test_the_host_offers_what_a_plugin_may_use(tmp_path: Path) -> None:
@@ -163,7 +182,7 @@ async def test_a_plugin_factory_gives_every_gateway_its_own_plugin(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="clawline.plugins")
-    raw = {"plugins": {"enabled": ["clawline.plugins.xworkmate"], "entry_points": False}}
+    raw = {"plugins": {"enabled": ["clawline.xworkmate"], "entry_points": False}}
     first = Runtime.open(Settings(state_dir=tmp_path / "one", raw=raw))
     second = Runtime.open(Settings(state_dir=tmp_path / "two", raw=raw))
     try:

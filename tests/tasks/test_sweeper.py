@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 
-from clawline.errors import StoreUnavailable
+from clawline.config import Settings
 from clawline.records.task import TaskRecord
+from clawline.runtime import Runtime
 from clawline.sessions.catalog import SessionCatalog
 from clawline.tasks.registry import TASK_RETENTION_MS, TaskRegistry
 from clawline.tasks.sweeper import (
@@ -14,9 +15,8 @@ from clawline.tasks.sweeper import (
     SWEEP_INTERVAL_MS,
     SweepResult,
     sweep,
-    sweep_periodically,
 )
-from clawline.testing import FakeClock
+from clawline.testing import FakeClock, eventually
 
 MAIN = "agent:main:main"
 DAY = 24 * 3600 * 1000
@@ -112,26 +112,21 @@ def test_a_session_scoped_task_without_a_child_depends_on_its_requester(
     assert registry.require(system.task_id).status == "queued"
 
 
-async def test_sweep_periodically_runs_until_stopped(
-    registry: TaskRegistry, clock: FakeClock
-) -> None:
-    task = registry.create(runtime="cli", task="t", requester_session_key="agent:main:gone")
-    clock.advance(LOST_GRACE_MS)
-    results: list[SweepResult] = []
-    stop = asyncio.Event()
-    calls = 0
-
-    async def call(fn: object, *args: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise StoreUnavailable("database went away")  # logged; the next pass goes on
-        if calls == 3:
-            stop.set()
-        return fn(*args)  # type: ignore[operator]
-
-    await asyncio.wait_for(
-        sweep_periodically(registry, call, stop, interval_ms=1, on_result=results.append), 5
-    )
-    assert calls == 3
-    assert [[t.task_id for t in r.lost] for r in results] == [[task.task_id], []]
+async def test_the_runtime_sweeps_tasks_every_interval(tmp_path: Path) -> None:
+    """The task sweep runs in the runtime's background task group: a pass at start-up, then
+    one every SWEEP_INTERVAL_MS of the runtime's clock (virtual time here)."""
+    clock = FakeClock()
+    runtime = Runtime.open(Settings(state_dir=tmp_path), clock=clock)
+    try:
+        registry = runtime.tasks
+        first = registry.create(runtime="cli", task="t", requester_session_key="agent:main:gone")
+        clock.advance(LOST_GRACE_MS)
+        await runtime.start()
+        await eventually(lambda: registry.require(first.task_id).status == "lost")
+        second = registry.create(runtime="cli", task="u", requester_session_key="agent:main:gone")
+        await clock.run_for(LOST_GRACE_MS + SWEEP_INTERVAL_MS)
+        await eventually(lambda: registry.require(second.task_id).status == "lost")
+        assert registry.require(second.task_id).error == LOST_ERROR
+        await runtime.stop()
+    finally:
+        runtime.close()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import warnings
 
 import pytest
 
@@ -159,3 +161,41 @@ async def test_the_fake_clock_wakes_sleepers_in_deadline_order() -> None:
     await asyncio.gather(*tasks)
     with pytest.raises(ValueError, match="a clock never goes back"):
         clock.advance(-1)
+
+
+async def test_work_closed_before_it_started_is_not_left_unawaited() -> None:
+    background = Background(FakeClock())
+    started: list[str] = []
+
+    async def work() -> None:
+        started.append("ran")
+
+    background.every(1.0, work, name="tick", first_after=0)
+    background.spawn(work(), name="once")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await background.close()  # before either task took its first step
+        gc.collect()
+    assert started == []
+    assert background.tasks == []
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+async def test_wait_for_runs_in_the_clocks_time() -> None:
+    from clawline.clock import wait_for
+
+    clock = FakeClock()
+    never = asyncio.get_running_loop().create_future()
+    waiting = asyncio.create_task(wait_for(clock, never, 30.0))
+    await clock.run_for(29_999)
+    assert not waiting.done()
+    await clock.run_for(1)
+    with pytest.raises(TimeoutError):
+        await waiting
+    assert never.cancelled()  # what timed out is cancelled, as with asyncio.wait_for
+
+    soon = asyncio.get_running_loop().create_future()
+    answered = asyncio.create_task(wait_for(clock, soon, 30.0))
+    soon.set_result("in time")
+    assert await answered == "in time"
+    assert await wait_for(clock, asyncio.sleep(0, "unbounded"), None) == "unbounded"

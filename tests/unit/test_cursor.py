@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clawline.errors import InvalidCursor, InvalidInput
-from clawline.store.base import Position, SessionQuery
-from clawline.store.cursor import CURSOR_VERSION, MAX_CURSOR_LENGTH, CursorCodec
+from clawline.store.base import SessionQuery
+from clawline.store.cursor import CURSOR_VERSION, MAX_CURSOR_LENGTH, CursorCodec, Position
 
 SECRET = b"k" * 32
 FP = SessionQuery().fingerprint()

@@ -16,7 +16,7 @@ from tests.web.conftest import CONFIG, TOKEN
 
 @pytest.fixture
 def gateway_config() -> dict[str, Any]:
-    return {**CONFIG, "plugins": {"enabled": ["clawline.plugins.xworkmate"]}}
+    return {**CONFIG, "plugins": {"enabled": ["clawline.xworkmate"]}}
 
 
 async def test_artifacts_of_the_task_runs(

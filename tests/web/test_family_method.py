@@ -1,4 +1,4 @@
-"""``web.family`` over the wire: the family operation of clawline.acp.family, run through an
+"""``web.family`` over the wire: the family operation of clawline.acp_client.family, run through an
 ACP link to the gateway's own bridge subprocess (started on first use, stopped with the
 gateway)."""
 

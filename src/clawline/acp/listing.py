@@ -4,8 +4,8 @@
 - ``cwd`` (absolute, else ``ACP session/list requires an absolute cwd.``) is passed as the
   gateway's ``workspaceDir`` filter (``spawnedCwd``, else ``spawnedWorkspaceDir``, equals it),
   so the filter runs in the store and paging stays a keyset walk;
-- the cursor wraps the gateway's signed ``nextCursor`` (:mod:`clawline.acp.cursor`); a gateway
-  that refuses the inner cursor (edited, from another store, another query) gives
+- the cursor wraps the gateway's signed ``nextCursor`` (:mod:`clawline.acp.cursor`); a
+  gateway that refuses the inner cursor (edited, from another store, another query) gives
   ``Invalid ACP session list cursor.``;
 - rows: :func:`clawline.acp.meta.session_info`, in gateway order (``updatedAt`` descending);
   cron run keys are never listed, ``global``/``unknown`` are not either (the gateway's default);

@@ -6,10 +6,11 @@ and decoding a ``session/list`` page of 100 rows costs a third as much. It is al
 bridge enforces JSON-RPC 2.0 on what it reads, because the connection offers no hook before it
 dispatches a decoded message:
 
-- lines are read in bounded chunks (:class:`clawline.acp.lines.LineReader`); a line longer
-  than ``line_limit`` is answered ``-32700`` (``id: null``) and skipped without being held;
-- every line goes through :func:`clawline.acp.envelope.decode`; refusals are answered here and
-  never reach the connection;
+- lines are read in bounded chunks (:class:`clawline.acp.lines.LineReader`); a line
+  longer than ``line_limit`` is answered ``-32700`` (``id: null``) and skipped without being
+  held;
+- every line goes through :func:`clawline.acp.envelope.decode`; refusals are answered
+  here and never reach the connection;
 - backpressure: at most ``max_pending`` requests are between being read and being answered.
   When that many are pending, :meth:`NdjsonTransport.receive` waits for an answer to go out
   before it reads on, so the client's writes block on the pipe instead of piling up here.

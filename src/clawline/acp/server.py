@@ -8,10 +8,11 @@ arguments. :class:`Dispatcher` routes exactly the methods the bridge implements,
 validates params with the SDK's pydantic request models (``-32602`` with the errors), then
 with the schema's stricter rules the models lack (:mod:`clawline.acp.strict`), and passes
 ``_meta`` as its own dict; anything else is ``-32601 Method not found``, and unknown
-notifications are ignored. Messages are framed by :class:`clawline.acp.ndjson.NdjsonTransport`
-(orjson) through the connection's transport seam; it also answers malformed envelopes itself
-(:mod:`clawline.acp.envelope`), refuses lines over :data:`STDIN_LIMIT` without holding them and
-stops reading while :data:`clawline.acp.ndjson.MAX_PENDING_REQUESTS` requests are unanswered.
+notifications are ignored. Messages are framed by
+:class:`clawline.acp.ndjson.NdjsonTransport` (orjson) through the connection's transport
+seam; it also answers malformed envelopes itself (:mod:`clawline.acp.envelope`), refuses
+lines over :data:`STDIN_LIMIT` without holding them and stops reading while
+:data:`clawline.acp.ndjson.MAX_PENDING_REQUESTS` requests are unanswered.
 
 stdout carries only ACP: :func:`stdio_streams` writes to a duplicate of file descriptor 1 and
 then points descriptor 1 at stderr, so a stray ``print`` (ours or a library's) cannot corrupt
@@ -42,7 +43,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
-from clawline.acp.bridge import Bridge
+from clawline.acp.agent import Bridge
 from clawline.acp.lines import READ_CHUNK
 from clawline.acp.ndjson import NdjsonTransport
 from clawline.acp.strict import check_protocol_version

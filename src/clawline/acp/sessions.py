@@ -151,7 +151,7 @@ class BridgeSession:
     cwd: str
     prefix_cwd: bool = True
     turn: Any = field(default=None, repr=False)
-    """The prompt turn in progress (a :class:`clawline.acp.bridge.Turn`), if any."""
+    """The prompt turn in progress (a :class:`clawline.acp.agent.Turn`), if any."""
 
 
 class SessionTable:

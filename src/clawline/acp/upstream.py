@@ -20,6 +20,7 @@ from typing import Any
 
 from clawline import keys
 from clawline.acp.errors import from_gateway
+from clawline.agents.settings_parse import agents_config
 from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
 from clawline.client.errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
@@ -135,7 +136,6 @@ async def _in_process_gateway(
 ) -> AsyncIterator[tuple[str, str | None]]:
     """The state directory's gateway, served from this process on ``127.0.0.1:0``: its URL
     and token."""
-    from clawline.agents.settings import AgentsConfig
     from clawline.gateway.assembly import build_gateway
     from clawline.gateway.server import bind_socket, serve
     from clawline.gateway.settings import resolve_gateway_settings
@@ -144,7 +144,7 @@ async def _in_process_gateway(
     gateway_settings = resolve_gateway_settings(
         settings, port=0, bind="loopback", token=token, env=env
     )
-    AgentsConfig.from_settings(settings)
+    agents_config(settings)
     runtime = Runtime.open(settings)
     sock = bind_socket("127.0.0.1", 0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

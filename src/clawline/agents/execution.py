@@ -193,9 +193,10 @@ class RunExecution:
         runner = self._runner(run)
         task = asyncio.create_task(runner.run(self._context(run, stream)))
         stopper = asyncio.create_task(run.stop_requested.wait())
+        timer = asyncio.create_task(self._clock.sleep(run.timeout_ms / 1000))  # virtual in tests
         try:
             done, _ = await asyncio.wait(
-                {task, stopper}, timeout=run.timeout_ms / 1000, return_when=asyncio.FIRST_COMPLETED
+                {task, stopper, timer}, return_when=asyncio.FIRST_COMPLETED
             )
         except asyncio.CancelledError:
             task.cancel()
@@ -203,6 +204,7 @@ class RunExecution:
             raise
         finally:
             stopper.cancel()
+            timer.cancel()
         if task in done:
             return self._completed(task, stream)
         if run.stop is None:

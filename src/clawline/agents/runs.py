@@ -78,6 +78,7 @@ from clawline.agents.run_keys import RunKeys, stored_outcome
 from clawline.agents.runner import Runner
 from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
+from clawline.clock import wait_for
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
 from clawline.records.transcript import TranscriptEvent
@@ -171,6 +172,17 @@ class RunManager:
         """Whether the session has a queued or running run. Call it on the loop; work on a
         store worker is handed a :meth:`busy_sessions` snapshot instead."""
         return self._lanes.busy(session_key)
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the runs' timers sleep on (run timeouts, waits for an outcome)."""
+        return self._clock
+
+    @property
+    def busy(self) -> bool:
+        """Whether anything is under way: a run accepted, queued or running, a run-end hook, a
+        background task (:meth:`spawn_background`)."""
+        return bool(self.active_runs() or self._tasks or self._hook_tasks or self._background)
 
     def busy_sessions(self) -> frozenset[str]:
         """The sessions that have a queued or running run, now: the snapshot to hand to work
@@ -484,7 +496,7 @@ class RunManager:
         self._waiters.setdefault(run_id, []).append(waiter)
         timeout = None if timeout_ms is None else timeout_ms / 1000
         try:
-            return await asyncio.wait_for(waiter, timeout)
+            return await wait_for(self._clock, waiter, timeout)
         except TimeoutError:
             return None
         finally:

@@ -27,25 +27,23 @@
 
 A value outside its documented range is a :class:`~clawline.config.ConfigError` naming the key;
 unknown keys are ignored (OpenClaw configs carry many sections clawline does not use). The
-parsing lives in :mod:`clawline.agents.settings_parse`.
+parsing lives in :mod:`clawline.agents.settings_parse` (``parse_agents_config``,
+``agents_config``).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from clawline import keys
 from clawline.agents.config import effective_timeout_ms
 from clawline.agents.settings_acp import AcpConfig
 from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.settings_threads import ThreadBindingsConfig
-
-if TYPE_CHECKING:
-    from clawline.config import Settings
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -203,22 +201,6 @@ class AgentsConfig:
     """``[acp]``: the acp spawn runtime's policy and agent commands."""
     fs: FsToolsConfig = field(default_factory=FsToolsConfig)
     """``[tools.fs]``: workspace file access (hard links)."""
-
-    @classmethod
-    def from_raw(
-        cls, raw: Mapping[str, object], state_dir: Path, plugin_providers: Sequence[str] = ()
-    ) -> AgentsConfig:
-        """Parse a whole config.toml mapping; raises ``ConfigError``. Models may name the
-        built-in providers, those of ``[models.providers]`` and ``plugin_providers``."""
-        from clawline.agents.settings_parse import parse_agents_config
-
-        return parse_agents_config(raw, state_dir, plugin_providers)
-
-    @classmethod
-    def from_settings(
-        cls, settings: Settings, *, plugin_providers: Sequence[str] = ()
-    ) -> AgentsConfig:
-        return cls.from_raw(settings.raw, settings.state_dir, plugin_providers)
 
     def agent_ids(self) -> list[str]:
         """The ids of ``[[agents.list]]`` in their order."""

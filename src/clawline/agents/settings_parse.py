@@ -32,8 +32,9 @@ from clawline.agents.settings_fs import parse_fs_tools
 from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.agents.settings_values import config_error as _fail
 from clawline.agents.settings_values import table as _table
+from clawline.config import Settings
 
-__all__ = ["parse_agents_config", "parse_model_ref"]
+__all__ = ["agents_config", "parse_agents_config", "parse_model_ref"]
 
 BUILTIN_PROVIDERS = ("offline", "openai", "anthropic")
 _API_NAMES: dict[str, ProviderApi] = {
@@ -286,3 +287,8 @@ def parse_agents_config(
         acp=parse_acp(raw),
         fs=parse_fs_tools(raw),
     )
+
+
+def agents_config(settings: Settings, *, plugin_providers: Sequence[str] = ()) -> AgentsConfig:
+    """The agent sections of ``settings``' config.toml, parsed (:func:`parse_agents_config`)."""
+    return parse_agents_config(settings.raw, settings.state_dir, plugin_providers)

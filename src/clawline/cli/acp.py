@@ -105,7 +105,7 @@ def acp(
 async def _serve(
     state: CliState, defaults: SessionDefaults, url: str | None, token: str | None
 ) -> None:
-    from clawline.acp.bridge import Bridge
+    from clawline.acp.agent import Bridge
     from clawline.acp.server import check_stdio, serve_stdio
     from clawline.acp.upstream import open_upstream
 

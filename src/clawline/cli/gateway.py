@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from clawline.agents.settings_parse import agents_config
 from clawline.cli.app import CliState, CommandFailed, InputRefused, pass_state
 from clawline.client.errors import ClientError
 from clawline.client.target import GatewayTarget, resolve_gateway
@@ -83,7 +84,6 @@ def run_gateway(
     log_level: str,
 ) -> None:
     """Serve the gateway until SIGTERM or SIGINT."""
-    from clawline.agents.settings import AgentsConfig
     from clawline.gateway.assembly import build_gateway
     from clawline.gateway.server import bind_socket
     from clawline.gateway.settings import resolve_gateway_settings
@@ -93,7 +93,7 @@ def run_gateway(
     gateway_settings = resolve_gateway_settings(
         settings, port=port, bind=bind, auth=auth, token=token, env=state.environment
     )
-    AgentsConfig.from_settings(settings)  # a bad agents/models/tools section stops start-up
+    agents_config(settings)  # a bad agents/models/tools section stops start-up
     _configure_logging(log_level)
     try:
         sock = bind_socket(gateway_settings.host, gateway_settings.port)

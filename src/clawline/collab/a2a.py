@@ -40,6 +40,7 @@ from clawline.agents.steps import (
     REPLY_STEP_PREFIX,
     is_token,
 )
+from clawline.clock import wait_for
 from clawline.collab.sanitize import visible_text
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ async def run_step(
         log.warning("agent-to-agent step on %s not started: %s", session_key, error)
         return None
     try:
-        outcome = await asyncio.wait_for(asyncio.shield(ack.done), timeout_ms / 1000)
+        outcome = await wait_for(runs.clock, asyncio.shield(ack.done), timeout_ms / 1000)
     except TimeoutError:
         log.info("agent-to-agent step %s on %s: no reply in time", ack.run_id, session_key)
         return None

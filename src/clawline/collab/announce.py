@@ -28,8 +28,8 @@ A requester whose session no longer exists: rows of a sub-agent requester are ha
 requester when that session exists (as OpenClaw re-targets them); otherwise they are retired
 (``deliveredAt`` set, ``deliverySeq`` null) and their tasks get ``deliveryStatus: parent_missing``.
 
-The dispatcher also runs start-up recovery and the sweepers it is given
-(:meth:`Announcer.start`).
+The dispatcher also runs start-up recovery (:meth:`Announcer.start`); its periodic tick runs in
+the runtime's background task group (:mod:`clawline.background`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.collab.recovery import StartupRecovery
-    from clawline.collab.sweepers import Sweepers
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
@@ -109,7 +108,7 @@ class _Failures:
 
 class Announcer:
     """The dispatcher (module docstring). ``config`` gives a sub-agent requester's prompt its
-    ``maxSpawnDepth``; ``recovery`` and ``sweepers`` are what :meth:`start` runs."""
+    ``maxSpawnDepth``; ``recovery`` is what :meth:`start` runs first."""
 
     def __init__(
         self,
@@ -122,7 +121,6 @@ class Announcer:
         runs: RunManager,
         config: AgentsConfig,
         recovery: StartupRecovery,
-        sweepers: Sweepers,
     ) -> None:
         self._catalog = catalog
         self._store = store
@@ -132,15 +130,13 @@ class Announcer:
         self._runs = runs
         self._config = config
         self._recovery = recovery
-        self._sweepers = sweepers
         self._waiting: set[str] = set()
         """Requesters known to have pending rows (tried again when their run ends)."""
         self._delivering: set[str] = set()
         self._again: set[str] = set()
         self._failures: dict[str, _Failures] = {}
         self._tasks: set[asyncio.Future[object]] = set()
-        self._stop = asyncio.Event()
-        self._loops: list[asyncio.Task[None]] = []
+        """The deliveries under way (this dispatcher owns them; :meth:`stop` awaits them)."""
         self._after_delivery: list[Callable[[str], None]] = []
 
     def on_delivery_done(self, callback: Callable[[str], None]) -> None:
@@ -382,37 +378,20 @@ class Announcer:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start-up (before the gateway serves): recovery, then every pending row, then the
-        periodic passes (announce tick, task sweeper, archive sweep, inbox pruning)."""
+        """Start-up (before the gateway serves): recovery, then every pending row. The runtime
+        then runs :meth:`tick` every :data:`ANNOUNCE_TICK_MS` (its background task group)."""
         await self._recovery.recover()
         await self.tick()
-        self._loops = [
-            asyncio.create_task(self._tick_loop(), name="announce tick"),
-            asyncio.create_task(self._sweepers.run(self._stop), name="sweepers"),
-        ]
-
-    async def _tick_loop(self) -> None:
-        while not self._stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), ANNOUNCE_TICK_MS / 1000)
-            if self._stop.is_set():
-                return
-            try:
-                await self.tick()
-            except ClawlineError as error:
-                log.warning("announce tick failed: %s", error)
 
     async def stop(self) -> None:
-        """Stop the periodic passes and wait for deliveries under way."""
-        self._stop.set()
-        loops, self._loops = self._loops, []
-        for loop in loops:
-            loop.cancel()
-        for loop in loops:
-            with contextlib.suppress(asyncio.CancelledError):
-                await loop
+        """Wait for the deliveries under way (each is one transaction, then its turn)."""
         while self._tasks:
             await asyncio.wait(list(self._tasks))
+
+    @property
+    def busy(self) -> bool:
+        """Whether a delivery is under way."""
+        return bool(self._tasks)
 
     def delivering_to(self, requester: str) -> bool:
         """Whether a delivery to ``requester`` is under way (rows marked delivered, its turn not

@@ -11,8 +11,9 @@ registry and the parsed ``threadBindings`` settings:
   requester's ``lastChannel/lastTo/lastAccountId``.
 - :meth:`~ThreadBindings.unbind` (``/unfocus``), :meth:`~ThreadBindings.unbind_session`,
   :meth:`~ThreadBindings.unbind_deleted_session` (``sessions.delete``) and
-  :meth:`~ThreadBindings.sweep` (idle / max-age expiry; :meth:`~ThreadBindings.run_sweeper`
-  for the gateway's lifetime) end bindings and fire ``subagent_ended`` through the channels.
+  :meth:`~ThreadBindings.sweep` (idle / max-age expiry, every :data:`SWEEP_INTERVAL_MS` in
+  the runtime's background task group) end bindings and fire ``subagent_ended`` through the
+  channels.
 
 Its methods run on the event loop and do their store work on the store workers; the
 ``*_blocking`` helpers are the store-thread halves, for callers already there.
@@ -20,8 +21,6 @@ Its methods run on the event loop and do their store work on the store workers; 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.channels.base import SubagentEnded
 from clawline.collab.threads import requester_channel_context
-from clawline.errors import StoreError
 from clawline.records.collab import ThreadBinding
 from clawline.types import JSON, JSONObject
 
@@ -358,18 +356,3 @@ class ThreadBindings:
                 [binding for binding in ended if binding.unbind_reason == reason], reason
             )
         return ended
-
-    async def run_sweeper(
-        self, stop: asyncio.Event, *, interval_ms: int = SWEEP_INTERVAL_MS
-    ) -> None:
-        """Sweep every ``interval_ms`` until ``stop`` is set (the gateway runs it for its
-        lifetime). A failed pass is logged and the next one tried as usual."""
-        while not stop.is_set():
-            try:
-                await self.sweep()
-            except StoreError as error:  # the store may be back by the next pass
-                log.warning("thread binding sweep failed: %s", error)
-            except Exception:  # a background loop must outlive one bad pass
-                log.exception("thread binding sweep failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval_ms / 1000)

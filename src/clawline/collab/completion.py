@@ -38,6 +38,7 @@ __all__ = [
     "NO_OUTPUT",
     "RESULT_BEGIN",
     "RESULT_END",
+    "STOPPED_ERROR",
     "CompletionEvent",
     "Ending",
     "ending_of",
@@ -52,7 +53,10 @@ RESULT_BEGIN = "<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>"
 RESULT_END = "<<<END_UNTRUSTED_CHILD_RESULT>>>"
 LOST_ERROR = "lost: gateway restarted"
 """The outcome error (and task error) of a run the gateway was not running any more after a
-restart (a crash, or a shutdown while it was queued or running)."""
+restart (a crash)."""
+STOPPED_ERROR = "lost: gateway stopped"
+"""The same for a run a clean shutdown cut off (its completion is delivered at the next
+start)."""
 NO_OUTPUT = "(no output)"
 
 _ESCAPES = (
@@ -109,13 +113,13 @@ def ending_of(status: str, error: str | None) -> Ending:
     )
 
 
-def lost_ending() -> Ending:
+def lost_ending(error: str = LOST_ERROR) -> Ending:
     return Ending(
         "lost",
-        {"status": "error", "error": LOST_ERROR},
+        {"status": "error", "error": error},
         "subagent-error",
-        f"failed: {LOST_ERROR}",
-        LOST_ERROR,
+        f"failed: {error}",
+        error,
     )
 
 

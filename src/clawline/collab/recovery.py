@@ -13,7 +13,10 @@ Runs live in memory, so after a restart nothing is running. Before the gateway s
    a retry of the key replays it instead of running again (:mod:`clawline.agents.run_keys`).
 
 :class:`StartupRecovery` does it; the announce dispatcher runs it at start-up
-(:meth:`Announcer.start`) and then delivers every undelivered inbox row.
+(:meth:`Announcer.start`) and then delivers every undelivered inbox row. A clean stop
+(:meth:`Runtime.stop <clawline.runtime.Runtime.stop>`) runs the same pass once its runs are
+stopped, with the error ``lost: gateway stopped`` (and a ``shutdown:`` log line), so no task
+stays ``running`` until the next start; the completions it queues are delivered then.
 
 Recovery only ever touches runs of a gateway that is provably gone: it runs in the gateway's
 lifespan, which :func:`clawline.gateway.server.serve` starts only once it holds the store's
@@ -87,13 +90,16 @@ class StartupRecovery:
         self._clock = clock
         self._config = config
 
-    async def recover(self) -> Recovery:
-        """Recover (on a store worker) and log what was found."""
-        result = await self._workers.run(self.recover_now)
+    async def recover(self, *, error: str = LOST_ERROR) -> Recovery:
+        """Recover (on a store worker) and log what was found; ``error`` is the lost runs'
+        error (:data:`~clawline.collab.completion.STOPPED_ERROR` when a clean shutdown ends
+        what its own runs left active)."""
+        result = await self._workers.run(self.recover_now, error=error)
         if result.lost or result.sessions_failed or result.keys_lost:
             log.warning(
-                "recovery: %d subagent run(s) lost (%d completion(s) queued), %d session(s)"
+                "%s: %d subagent run(s) lost (%d completion(s) queued), %d session(s)"
                 " marked failed, %d idempotency key(s) of lost runs ended",
+                "recovery" if error == LOST_ERROR else "shutdown",
                 len(result.lost),
                 result.announced,
                 result.sessions_failed,
@@ -101,15 +107,15 @@ class StartupRecovery:
             )
         return result
 
-    def recover_now(self) -> Recovery:
-        """Blocking: run on a store worker, before any run starts."""
+    def recover_now(self, *, error: str = LOST_ERROR) -> Recovery:
+        """Blocking: run on a store worker, before any run starts (or after every run ended)."""
         now = self._clock.now_ms()
         store = self._store
         active = store.runs.active()
         lost: list[str] = []
         announced = 0
         for start in range(0, len(active), RECOVERY_BATCH):
-            ended, written = self._lose(active[start : start + RECOVERY_BATCH], now)
+            ended, written = self._lose(active[start : start + RECOVERY_BATCH], now, error)
             lost.extend(ended)
             announced += written
         failed = self._fail_running(now)
@@ -117,12 +123,12 @@ class StartupRecovery:
             store,
             now=now,
             ttl_ms=idempotency.IDEMPOTENCY_TTL_MS,
-            error=LOST_ERROR,
+            error=error,
             batch=RECOVERY_BATCH,
         )
         return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
 
-    def _lose(self, batch: Sequence[SubagentRun], now: int) -> tuple[list[str], int]:
+    def _lose(self, batch: Sequence[SubagentRun], now: int, error: str) -> tuple[list[str], int]:
         lost: list[str] = []
         announced = 0
         with self._catalog.transaction() as work:
@@ -133,7 +139,7 @@ class StartupRecovery:
                 item = end_record(
                     work,
                     record,
-                    lost_ending(),
+                    lost_ending(error),
                     store=self._store,
                     tasks=self._tasks,
                     config=self._config,

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.run import RunOutcome
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
+from clawline.clock import wait_for
 from clawline.collab.a2a import (
     FIRE_AND_FORGET_STEP_TIMEOUT_MS,
     Exchange,
@@ -261,7 +262,9 @@ class SessionsSendTool:
                 }
             )
         try:
-            outcome: RunOutcome | None = await asyncio.wait_for(asyncio.shield(ack.done), timeout_s)
+            outcome: RunOutcome | None = await wait_for(
+                self._runs.clock, asyncio.shield(ack.done), timeout_s
+            )
         except TimeoutError:
             outcome = None
         if outcome is None or outcome.status == "timeout":

@@ -1,5 +1,5 @@
 """``sessions_spawn`` with ``runtime: "acp"``: an external ACP agent as a child session
-(docs/collaboration.md, "ACP children"; the runtime is :mod:`clawline.acp.runtime`).
+(docs/collaboration.md, "ACP children").
 
 Checks, first failure wins, each ``{status, error, errorCode}``:
 
@@ -45,14 +45,20 @@ child's accepted result again (:func:`acp_accepted_again`); no agent is started.
 :class:`AcpSpawner` does it, built with the ``[acp]`` settings (in the agent configuration),
 the thread planner, the ACP runtime (its agent processes and relays), the run manager and the
 plugin manager (the spawn hooks).
+
+What the spawn needs of the ACP runtime is :class:`AcpSpawnRuntime`, defined here: collab does
+not import :mod:`clawline.acp`, whose runtime (``clawline.collab.acp``) sits above collab and
+satisfies it (``AcpRuntime``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from clawline import keys
 from clawline.agents.settings_acp import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
@@ -63,13 +69,11 @@ from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
 from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
-from clawline.errors import ClawlineError
+from clawline.errors import AcpAgentError, ClawlineError
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.acp.runtime import AcpRuntime
-    from clawline.acp.runtime_relay import ParentRelay
     from clawline.agents.runs import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.plugins.manager import PluginManager
@@ -83,7 +87,11 @@ __all__ = [
     "ACP_RUN_THREAD_NOTE",
     "ACP_SESSION_NOTE",
     "ACP_TARGET_REQUIRED",
+    "AcpSpawnRuntime",
     "AcpSpawner",
+    "OpenedAcpChild",
+    "ParentRelayHandle",
+    "ParentRelayTarget",
     "acp_accepted",
     "acp_accepted_again",
 ]
@@ -108,6 +116,79 @@ ACP_RUN_THREAD_NOTE = (
 ACP_SESSION_NOTE = (
     "thread-bound ACP session stays active after this task; continue in-thread for follow-ups."
 )
+
+
+class OpenedAcpChild(Protocol):
+    """A child whose agent has opened (or loaded) its ACP session."""
+
+    @property
+    def acp_session_id(self) -> str | None:
+        """The agent's id of the child's ACP session."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ParentRelayTarget:
+    """Where a ``streamTo: "parent"`` spawn run is relayed: the requester's session, with the
+    child (key, ACP agent, clawline session id: the stream log's name) the relay speaks for."""
+
+    parent_key: str
+    child_key: str
+    agent_id: str
+    child_session_id: str
+
+
+class ParentRelayHandle(Protocol):
+    """The relay of a ``streamTo: "parent"`` spawn run, as the spawn sees it."""
+
+    @property
+    def log_path(self) -> Path:
+        """The run's stream log (the accepted result's ``streamLogPath``)."""
+        ...
+
+    async def start(self) -> None:
+        """Post the relay's first message to the parent."""
+        ...
+
+
+class AcpSpawnRuntime(Protocol):
+    """What an ACP spawn needs of the acp spawn runtime: start a child's agent, watch the spawn
+    run's end (with its relay to the parent), and stop the child again."""
+
+    async def open(
+        self,
+        *,
+        session_key: str,
+        session_id: str,
+        agent: AcpAgentConfig,
+        cwd: str,
+        mode: str,
+        resume_session_id: str | None = None,
+    ) -> OpenedAcpChild:
+        """Start the agent for the child ``session_key`` and open (or load) its ACP session;
+        raises :class:`~clawline.errors.AcpAgentError` with the reason."""
+        ...
+
+    def watch(
+        self,
+        run_id: str,
+        task_id: str,
+        *,
+        tracked: bool,
+        relay_to: ParentRelayTarget | None = None,
+    ) -> ParentRelayHandle | None:
+        """Write the end of the spawn run when it ends (its sub-agent run record when
+        ``tracked``, else its task); with ``relay_to``, relay the run to the parent and return
+        the relay, not started."""
+        ...
+
+    def unwatch(self, run_id: str) -> None:
+        """Forget a watched run (the spawn was undone)."""
+        ...
+
+    def close(self, session_key: str) -> Awaitable[None] | None:
+        """Stop the child's agent, if started; the awaitable ends when it is gone."""
+        ...
 
 
 def _refused(message: str, code: str, status: str = "error", **extra: JSON) -> ToolResult:
@@ -171,7 +252,7 @@ class AcpSpawner:
         store: Store,
         workers: StoreWorkers,
         runs: RunManager,
-        acp: AcpRuntime,
+        acp: AcpSpawnRuntime,
         threads: ThreadPlanner,
         children: AcpChildren,
         plugins: PluginManager,
@@ -291,7 +372,7 @@ class _Start:
         requester_run_id: str,
         spawner: AcpSpawner,
         children: AcpChildren,
-        acp: AcpRuntime,
+        acp: AcpSpawnRuntime,
         runs: RunManager,
         plugins: PluginManager,
     ) -> None:
@@ -338,9 +419,6 @@ class _Start:
             raise
 
     async def _launch(self, session_id: str) -> ToolResult:
-        from clawline.acp.runtime import WatchedRun  # loads the ACP SDK
-        from clawline.errors import AcpAgentError
-
         plan, acp = self.plan, self.acp
         try:
             opened = await acp.open(
@@ -354,17 +432,18 @@ class _Start:
         except AcpAgentError as error:
             await self._undo()
             return _refused(error.message, "spawn_failed")
-        await self.children.record_session(plan, opened.process.session_id)
-        relay: ParentRelay | None = None
+        await self.children.record_session(plan, opened.acp_session_id)
+        relay_to = None
         if plan.stream_to_parent:
-            relay = acp.relay(
+            relay_to = ParentRelayTarget(
                 parent_key=plan.requester,
                 child_key=plan.child_key,
-                run_id=plan.run_id,
                 agent_id=plan.agent_id,
                 child_session_id=session_id,
             )
-        acp.watch(WatchedRun(plan.run_id, plan.task_id, not plan.stream_to_parent, relay))
+        relay = acp.watch(
+            plan.run_id, plan.task_id, tracked=not plan.stream_to_parent, relay_to=relay_to
+        )
         if relay is not None:
             await relay.start()
         # From here a cancelled caller leaves the run to finish: send() has no await before it

@@ -4,8 +4,9 @@
   ``parentSessionKey`` (the requester), ``spawnDepth`` (requester depth + 1),
   ``spawnedWorkspaceDir`` (the requester's workspace), ``spawnedCwd`` (the agent's working
   directory) — its ``label``, its ``deliveryContext`` when thread-bound, and its ``acp``
-  metadata ``{agent, mode: "oneshot"|"persistent", cwd}`` (``acpSessionId`` is added once the
-  agent has opened its session);
+  metadata (:data:`ACP_META`) ``{agent, mode: "oneshot"|"persistent", cwd}`` (``acpSessionId``
+  is added once the agent has opened its session; the acp spawn runtime reads it back with
+  :func:`acp_meta` to serve and reopen the child);
 - the thread binding, when ``thread: true``;
 - a ``running`` task, runtime ``acp``, with the run id;
 - unless ``streamTo: "parent"``, a sub-agent run record (``runtime: "acp"``), so the run's end
@@ -26,11 +27,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline import keys
-from clawline.acp.runtime_route import ACP_META
 from clawline.channels.planning import bind_failed_text
 from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_key import AlreadySpawned
@@ -48,9 +49,21 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["AcpChildPlan", "AcpChildren", "ChildRefused"]
+__all__ = ["ACP_META", "AcpChildPlan", "AcpChildren", "ChildRefused", "acp_meta"]
 
 log = logging.getLogger("clawline.collab")
+
+ACP_META = "acp"
+"""The entry field of an ACP child: ``{agent, mode: "oneshot"|"persistent", cwd,
+acpSessionId?}``."""
+
+
+def acp_meta(entry: SessionEntry | None) -> Mapping[str, object] | None:
+    """The ACP metadata of a spawned ACP child's entry, else ``None``."""
+    if entry is None:
+        return None
+    meta = entry.extra.get(ACP_META)
+    return meta if isinstance(meta, Mapping) and isinstance(meta.get("agent"), str) else None
 
 
 class ChildRefused(ClawlineError):

@@ -126,6 +126,12 @@ class SubagentRegistry:
         self._waited: set[str] = set()
         """Deferred orchestrators that have had pending descendants."""
         self._settling: set[asyncio.Task[None]] = set()
+        """Deferred orchestrators being looked at again (this registry owns the tasks)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether a deferred orchestrator is being settled right now."""
+        return bool(self._settling)
 
     # --- spawning --------------------------------------------------------------------------
 
@@ -305,7 +311,7 @@ class SubagentRegistry:
         """End the record of ``run_id`` (if still active), then tell the dispatcher."""
         for attempt, delay in enumerate((0.0, *COMPLETION_RETRY_DELAYS_S)):
             if delay:
-                await asyncio.sleep(delay)
+                await self._clock.sleep(delay)
             try:
                 ended, requester = await self._workers.run(
                     self._complete_now, run_id, ending, result, usage, runtime_ms

@@ -1,12 +1,14 @@
-"""The periodic sweeps of the collaboration layer (:class:`Sweepers`), started by
-:meth:`Announcer.start`:
+"""The periodic sweeps of the collaboration layer (:class:`Sweepers`), which the runtime runs in
+its background task group (:mod:`clawline.background`) from start-up on:
 
-- the task sweeper (:func:`clawline.tasks.sweeper.sweep_periodically`: retention, lost tasks);
-- the **archive sweep** every :data:`ARCHIVE_SWEEP_INTERVAL_MS`: ``cleanup: "delete"`` run-mode
-  children whose ``archiveAtMs`` has passed (and that are not running, and have neither running
-  children nor undelivered completions of their own) are deleted — entry removed, transcript
-  archived as ``sessions.delete`` does, thread bindings ended — and every run record of that
-  child is dropped, in one transaction per child;
+- the **task sweep** (:meth:`Sweepers.sweep_tasks`, every
+  :data:`~clawline.tasks.sweeper.SWEEP_INTERVAL_MS`: :func:`clawline.tasks.sweeper.sweep`,
+  retention and lost tasks);
+- the **archive sweep** (:meth:`Sweepers.sweep_once`, every :data:`ARCHIVE_SWEEP_INTERVAL_MS`):
+  ``cleanup: "delete"`` run-mode children whose ``archiveAtMs`` has passed (and that are not
+  running, and have neither running children nor undelivered completions of their own) are
+  deleted — entry removed, transcript archived as ``sessions.delete`` does, thread bindings
+  ended — and every run record of that child is dropped, in one transaction per child;
 - **inbox pruning**: delivered inbox rows older than :data:`INBOX_RETENTION_MS` are deleted;
 - **idempotency key pruning**: stored run keys whose window has passed are deleted, at most
   :data:`KEY_PRUNE_PASSES` transactions of :data:`~clawline.agents.run_keys.KEY_PRUNE_BATCH`
@@ -15,16 +17,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
 from clawline.agents.run_keys import KEY_PRUNE_BATCH, prune_expired
-from clawline.errors import ClawlineError
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause
-from clawline.tasks.sweeper import sweep_periodically
+from clawline.tasks.sweeper import SweepResult, sweep
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
@@ -128,20 +127,6 @@ class Sweepers:
             log.info("sweep: %d child(ren) archived, %d inbox row(s) pruned", len(deleted), pruned)
         return deleted, pruned
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Run the sweeps until ``stop`` is set (or the task is cancelled)."""
-        tasks = asyncio.create_task(
-            sweep_periodically(self._tasks, self._workers.run, stop), name="task sweeper"
-        )
-        try:
-            while not stop.is_set():
-                try:
-                    await self.sweep_once()
-                except ClawlineError as error:  # the store may be back by the next pass
-                    log.warning("archive sweep failed: %s", error)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), ARCHIVE_SWEEP_INTERVAL_MS / 1000)
-        finally:
-            tasks.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await tasks
+    async def sweep_tasks(self) -> SweepResult:
+        """One task sweep (retention, lost tasks: :func:`clawline.tasks.sweeper.sweep`)."""
+        return await self._workers.run(sweep, self._tasks)

@@ -16,14 +16,13 @@ from clawline.collab.agents_list import AgentsListTool
 from clawline.collab.send import SessionsSendTool
 from clawline.collab.session_tools import SessionsHistoryTool, SessionsListTool, SessionsYieldTool
 from clawline.collab.spawn import SessionsSpawnTool
-from clawline.collab.spawn_acp import AcpSpawner
+from clawline.collab.spawn_acp import AcpSpawner, AcpSpawnRuntime
 from clawline.collab.spawn_acp_plan import AcpChildren
 from clawline.collab.subagents_tool import SubagentsTool
 from clawline.collab.threads import ThreadPlanner
 from clawline.collab.tool_host import CollabToolHost
 
 if TYPE_CHECKING:
-    from clawline.acp.runtime import AcpRuntime
     from clawline.agents.providers.registry import ProviderRegistry
     from clawline.agents.runs import RunManager
     from clawline.agents.settings import AgentsConfig
@@ -62,7 +61,7 @@ class CollabTools:
         tasks: TaskRegistry,
         runs: RunManager,
         subagents: SubagentRegistry,
-        acp: AcpRuntime,
+        acp: AcpSpawnRuntime,
         channels: ChannelRegistry,
         plugins: PluginManager,
         config: AgentsConfig,

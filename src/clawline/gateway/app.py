@@ -27,7 +27,7 @@ from clawline import __version__
 from clawline.gateway.bus import Audience, EventBus
 from clawline.gateway.connection import Connection
 from clawline.gateway.origin import OriginHostCheck
-from clawline.gateway.pairing_watch import watch_pairings
+from clawline.gateway.pairing_watch import recheck_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
@@ -36,6 +36,7 @@ from clawline.web.http import web_routes
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
+    from clawline.background import Background
     from clawline.clock import Clock
     from clawline.collab.bindings import ThreadBindings
     from clawline.events import DomainEvents
@@ -86,6 +87,7 @@ class Gateway:
         store: Store,
         workers: StoreWorkers,
         clock: Clock,
+        background: Background,
         events: DomainEvents,
         plugins: PluginManager,
         thread_bindings: ThreadBindings,
@@ -108,6 +110,8 @@ class Gateway:
         self.workers = workers
         """Blocking store work: ``await gateway.workers.run(fn, ...)``."""
         self.clock = clock
+        self.background = background
+        """The runtime's task group: the gateway's tick and pairing watch run in it."""
         self.events = events
         """The domain events :attr:`projection` turns into frames."""
         self.plugins = plugins
@@ -213,17 +217,21 @@ class Gateway:
             unsubscribe()
             self.projection.close()
 
-    async def tick_loop(self) -> None:
-        interval = self.settings.tick_interval_ms / 1000
-        while True:
-            await asyncio.sleep(interval)
-            self.bus.publish(
-                "tick",
-                {"ts": self.clock.now_ms()},
-                audience=Audience.OPERATORS,
-                drop_if_slow=True,
-                retain=False,
-            )
+    async def tick(self) -> None:
+        """One ``tick`` event to every operator (every ``tickIntervalMs``)."""
+        self.bus.publish(
+            "tick",
+            {"ts": self.clock.now_ms()},
+            audience=Audience.OPERATORS,
+            drop_if_slow=True,
+            retain=False,
+        )
+
+    async def recheck_pairings(self) -> None:
+        """Apply the stored pairings to the open connections (``require_device`` only)."""
+        await recheck_pairings(
+            list(self.connections.values()), pairings=self.pairings, workers=self.workers
+        )
 
 
 def create_app(gateway: Gateway) -> Starlette:
@@ -243,29 +251,29 @@ def create_app(gateway: Gateway) -> Starlette:
         # The parts have started by now (serve() awaited start_parts: the instance lock, the
         # plugins, recovery, the announce dispatcher); this is what the gateway itself runs
         # while it serves.
-        ticker = asyncio.create_task(gateway.tick_loop())
-        pairing_watch = None
-        if gateway.settings.require_device:  # revocation reaches open connections
-            watch = watch_pairings(
-                gateway.connections,
-                pairings=gateway.pairings,
-                workers=gateway.workers,
-                interval_s=gateway.settings.pairing_check_interval_s,
+        settings = gateway.settings
+        loops = [
+            gateway.background.every(
+                settings.tick_interval_ms / 1000, gateway.tick, name="gateway tick"
             )
-            pairing_watch = asyncio.create_task(watch)
+        ]
+        if settings.require_device:  # revocation reaches open connections
+            loops.append(
+                gateway.background.every(
+                    settings.pairing_check_interval_s,
+                    gateway.recheck_pairings,
+                    name="pairing watch",
+                )
+            )
         gateway.ready = True
         try:
             yield {}
         finally:
             gateway.ready = False
             gateway.bus.publish("shutdown", {"reason": "gateway stopping"}, retain=False)
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
-            if pairing_watch is not None:
-                pairing_watch.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pairing_watch
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
             await gateway.run_shutdown_callbacks()
 
     routes = [

@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clawline.gateway.app import Gateway
+from clawline.gateway.plugin import PLUGIN_NAME as GATEWAY_PLUGIN
+from clawline.gateway.plugin import GatewayMethodsPlugin
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.registry import PairingRegistry
@@ -28,7 +30,13 @@ __all__ = ["build_gateway", "gateway_methods"]
 
 def gateway_methods(runtime: Runtime) -> MethodRegistry:
     """The method table of a gateway over ``runtime``: what the plugins' (built-ins first)
-    ``register_gateway_methods`` hooks add."""
+    ``register_gateway_methods`` hooks add. The gateway brings its built-in methods itself: the
+    first gateway built over a runtime adds :class:`GatewayMethodsPlugin` to its plugins (the
+    runtime, below the gateway, does not know it)."""
+    if runtime.plugins.get(GATEWAY_PLUGIN) is None:
+        runtime.plugins.add(
+            GatewayMethodsPlugin(), GATEWAY_PLUGIN, source="builtin", origin="clawline.gateway"
+        )
     methods = MethodRegistry()
     runtime.plugins.register_gateway_methods(methods)
     return methods
@@ -48,6 +56,7 @@ def build_gateway(
         store=runtime.store,
         workers=runtime.workers,
         clock=runtime.clock,
+        background=runtime.background,
         events=runtime.events,
         plugins=runtime.plugins,
         thread_bindings=runtime.thread_bindings,

@@ -43,6 +43,7 @@ from clawline.gateway.handshake import (
 )
 from clawline.gateway.params import check
 from clawline.gateway.registry import Call
+from clawline.plugins.methods import MethodError
 from clawline.types import JSON
 
 if TYPE_CHECKING:
@@ -317,6 +318,10 @@ class Connection:
         except GatewayError as error:
             log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
             self.send_error(request.id, error, error.payload)
+        except MethodError as error:  # a plugin method's refusal, with its protocol code
+            log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
+            answer = GatewayError(error.message, ErrorCode(error.code), details=error.details)
+            self.send_error(request.id, answer)
         except ClawlineError as error:
             log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
             code = (

@@ -11,9 +11,8 @@ revoke`` ran in another process or against another gateway's store.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from clawline.pairing.registry import PairingRegistry
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["REVOKED_REASON", "recheck_pairings", "watch_pairings"]
+__all__ = ["REVOKED_REASON", "recheck_pairings"]
 
 log = logging.getLogger("clawline.gateway")
 
@@ -61,21 +60,3 @@ async def recheck_pairings(
             log.info("%s: device pairing narrowed; scopes now %s", connection.id, sorted(allowed))
             connection.info = replace(info, scopes=allowed)
     return closed
-
-
-async def watch_pairings(
-    connections: Mapping[str, Connection],
-    *,
-    pairings: PairingRegistry,
-    workers: StoreWorkers,
-    interval_s: float,
-) -> None:
-    """Run :func:`recheck_pairings` over the gateway's open ``connections`` (read afresh each
-    round) every ``interval_s`` until cancelled (``require_device`` only)."""
-    while True:
-        await asyncio.sleep(interval_s)
-        try:
-            await recheck_pairings(list(connections.values()), pairings=pairings, workers=workers)
-        except Exception:
-            # A store outage must not end the watch; the next round tries again.
-            log.exception("re-checking device pairings failed")

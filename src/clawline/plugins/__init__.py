@@ -8,6 +8,12 @@ in :mod:`clawline.plugins.hookspecs`. Plugins are installed through the entry-po
 isolation. What a plugin may use of the gateway is the :class:`PluginHost` its ``startup`` hook
 receives and every hook context carries (``ctx.host``); session extensions
 (``pluginExtensions``) are read and written through it (:mod:`clawline.plugins.extensions`).
+A plugin's gateway methods are described by :mod:`clawline.plugins.methods` (the call, the
+refusal with a protocol code, the operator scopes).
+
+The plugin API stands below the domain: it imports nothing from the agents, collaboration,
+channels, ACP, gateway, web or runtime packages (not even for type checking); what the
+registration hooks receive is described by Protocols (:mod:`clawline.plugins.registrars`).
 """
 
 from __future__ import annotations
@@ -17,14 +23,27 @@ from clawline.plugins.extensions import find_sessions, read_extension, update_ex
 from clawline.plugins.hookspecs import hookimpl
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginInfo, PluginManager
-from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
+from clawline.plugins.methods import ADMIN, READ, WRITE, MethodCall, MethodError
+from clawline.plugins.registrars import (
+    ChannelRegistrar,
+    MethodRegistrar,
+    ProviderRegistrar,
+    ToolRegistrar,
+)
 
 __all__ = [
+    "ADMIN",
+    "READ",
+    "WRITE",
+    "ChannelRegistrar",
     "HookContext",
+    "MethodCall",
+    "MethodError",
     "MethodRegistrar",
     "PluginHost",
     "PluginInfo",
     "PluginManager",
+    "ProviderRegistrar",
     "ToolRegistrar",
     "find_sessions",
     "hookimpl",

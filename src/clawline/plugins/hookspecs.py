@@ -5,9 +5,12 @@ import hookimpl``), installed through the entry-point group ``clawline`` or list
 clawline's own built-ins (gateway methods, tools, channels, providers) are plugin objects the
 runtime builds with their parts, and register through the same registration hooks.
 
-This module names no adapter and not the runtime: what the hooks receive is described by the
-plugin API — :class:`~clawline.plugins.registrars.MethodRegistrar`,
-:class:`~clawline.plugins.registrars.ToolRegistrar`, the channel and provider registries, and
+This module names nothing above the plugin API (no adapter, no domain part, not the runtime):
+what the hooks receive is described by the plugin API's Protocols —
+:class:`~clawline.plugins.registrars.MethodRegistrar`,
+:class:`~clawline.plugins.registrars.ToolRegistrar`,
+:class:`~clawline.plugins.registrars.ChannelRegistrar`,
+:class:`~clawline.plugins.registrars.ProviderRegistrar` — and
 :class:`~clawline.plugins.host.PluginHost`, what a plugin may use of the gateway.
 
 Two kinds of hooks:
@@ -28,11 +31,14 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.channels.registry import ChannelRegistry
     from clawline.plugins.context import HookContext
     from clawline.plugins.host import PluginHost
-    from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
+    from clawline.plugins.registrars import (
+        ChannelRegistrar,
+        MethodRegistrar,
+        ProviderRegistrar,
+        ToolRegistrar,
+    )
 
 PROJECT = "clawline"
 
@@ -54,12 +60,12 @@ def register_tools(tools: ToolRegistrar) -> None:
 
 
 @hookspec
-def register_channels(channels: ChannelRegistry) -> None:
+def register_channels(channels: ChannelRegistrar) -> None:
     """Add channel adapters: ``channels.register(adapter)``."""
 
 
 @hookspec
-def register_providers(providers: ProviderRegistry) -> None:
+def register_providers(providers: ProviderRegistrar) -> None:
     """Add model providers: ``providers.register(name, provider)`` serves ``name/<model>``."""
 
 

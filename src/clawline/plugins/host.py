@@ -4,6 +4,8 @@ The runtime builds one host from its parts and hands it to every plugin: ``start
 ``shutdown(host)`` receive it, and every lifecycle hook's context carries it
 (``ctx.host``, :class:`~clawline.plugins.context.HookContext`). A plugin that needs it outside a
 hook call (its agent tool, its gateway methods) keeps the one its ``startup`` hook received.
+What it offers of the agents it gets as plain values (the workspaces as ``workspace_of``, the
+hard-link setting as a bool), so the plugin API names nothing above it.
 
 Blocking and non-blocking operations are kept apart:
 
@@ -33,7 +35,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from clawline.plugins import extensions
 
 if TYPE_CHECKING:
-    from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
@@ -70,13 +71,15 @@ class PluginHost:
         tasks: TaskRegistry,
         workers: StoreWorkers,
         clock: Clock,
-        agents: AgentsConfig,
+        workspace_of: Callable[[str], Path],
+        allow_hardlinks: bool,
         config: Mapping[str, Any],
         state_dir: Path,
     ) -> None:
         self._catalog = catalog
         self._workers = workers
-        self._agents = agents
+        self._workspace_of = workspace_of
+        self._allow_hardlinks = allow_hardlinks
         self.tasks = tasks
         """The task registry (:class:`~clawline.tasks.registry.TaskRegistry`); blocking."""
         self.clock = clock
@@ -136,10 +139,10 @@ class PluginHost:
     def workspace(self, agent_id: str) -> Path:
         """The workspace directory of ``agent_id`` (where its file tools read and write; it
         may not exist yet)."""
-        return self._agents.resolve_agent(agent_id).workspace
+        return self._workspace_of(agent_id)
 
     @property
     def allow_hardlinks(self) -> bool:
         """``[tools.fs] allowHardlinks``: whether files with more than one hard link may be
         read from a workspace."""
-        return self._agents.fs.allow_hardlinks
+        return self._allow_hardlinks

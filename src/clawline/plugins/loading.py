@@ -1,5 +1,5 @@
 """Finding plugins: the ``clawline`` entry-point group and ``[plugins]`` in config.toml; and the
-list of the built-in plugin objects the runtime adds (:data:`BUILTIN_PLUGINS`).
+list of the built-in plugin objects the runtime and the gateway add (:data:`BUILTIN_PLUGINS`).
 
 ::
 
@@ -80,8 +80,10 @@ BUILTIN_PLUGINS: tuple[BuiltinPlugin, ...] = (
     BuiltinPlugin("clawline.collab", "clawline.collab", "clawline.collab.plugin:CollabPlugin"),
     BuiltinPlugin("clawline.files", "clawline.agents", "clawline.agents.plugin:FileToolsPlugin"),
 )
-"""The built-in plugin objects the runtime adds, in the order it adds them, so that they can be
-listed without building one (``clawline plugins``; a test holds it to what the runtime adds)."""
+"""The built-in plugin objects, so that they can be listed without building one (``clawline
+plugins``; a test holds it to what is added): the gateway's methods (added by the gateway,
+:func:`clawline.gateway.assembly.gateway_methods`), then the runtime's, in the order it adds
+them."""
 
 
 def builtin_class(builtin: BuiltinPlugin) -> type:

@@ -45,10 +45,13 @@ from clawline.plugins.loading import (
 )
 
 if TYPE_CHECKING:
-    from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.channels.registry import ChannelRegistry
     from clawline.plugins.host import PluginHost
-    from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
+    from clawline.plugins.registrars import (
+        ChannelRegistrar,
+        MethodRegistrar,
+        ProviderRegistrar,
+        ToolRegistrar,
+    )
 
 __all__ = ["PluginInfo", "PluginManager"]
 
@@ -121,8 +124,8 @@ class PluginManager:
 
     @staticmethod
     def builtin_plugins() -> list[PluginInfo]:
-        """The built-in plugin objects the runtime adds, described from their classes without
-        building one (``clawline plugins``)."""
+        """The built-in plugin objects the runtime and a gateway add, described from their
+        classes without building one (``clawline plugins``)."""
         marker = f"{hookspecs.PROJECT}_impl"
         infos: list[PluginInfo] = []
         for builtin in BUILTIN_PLUGINS:
@@ -142,12 +145,18 @@ class PluginManager:
         return plugin
 
     def plugins(self) -> list[PluginInfo]:
-        """The loaded plugins: the built-ins first, then the others in load order."""
+        """The loaded plugins: the built-ins first, in the order of :data:`BUILTIN_PLUGINS`
+        (the gateway's methods are added when a gateway is built, yet listed first), then the
+        others in load order."""
         loaded = [
             PluginInfo(name, source, origin, tuple(self._hooks_of(name)))
             for name, (source, origin) in self._sources.items()
         ]
-        return sorted(loaded, key=lambda info: info.source != "builtin")
+        rank = {builtin.name: n for n, builtin in enumerate(BUILTIN_PLUGINS)}
+        return sorted(
+            loaded,
+            key=lambda info: (info.source != "builtin", rank.get(info.name, len(rank))),
+        )
 
     def plugin_config(self, plugin_id: str) -> Mapping[str, Any]:
         return self.settings.configs.get(plugin_id, {})
@@ -170,10 +179,10 @@ class PluginManager:
     def register_tools(self, tools: ToolRegistrar) -> None:
         self._register("register_tools", tools=tools)
 
-    def register_channels(self, channels: ChannelRegistry) -> None:
+    def register_channels(self, channels: ChannelRegistrar) -> None:
         self._register("register_channels", channels=channels)
 
-    def register_providers(self, providers: ProviderRegistry) -> None:
+    def register_providers(self, providers: ProviderRegistrar) -> None:
         self._register("register_providers", providers=providers)
 
     def _register(self, hook: str, **kwargs: object) -> None:

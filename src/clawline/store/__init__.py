@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from clawline.errors import StoreUnavailable
-from clawline.store.base import Page, Position, SessionQuery, Store, StoreTransaction
-from clawline.store.cursor import CursorCodec
+from clawline.store.base import Page, SessionQuery, Store, StoreTransaction
+from clawline.store.cursor import CursorCodec, Position
+from clawline.store.location import redact_url
 
 if TYPE_CHECKING:
     from clawline.config import PoolSettings
@@ -30,16 +31,6 @@ __all__ = [
     "open_store",
     "redact_url",
 ]
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password, for logs and ``Store.location``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
 def open_store(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.store.base import PATH_SEP, Position, SessionQuery
+from clawline.store.base import PATH_SEP, SessionQuery
+from clawline.store.cursor import Position
 
 __all__ = ["ORDER_BY", "count_statement", "keyset_predicate", "subtree_bounds", "where_clause"]
 

@@ -7,8 +7,8 @@ from typing import Any
 from clawline.errors import Conflict
 from clawline.records.task import TERMINAL_STATUSES, TaskEvent, TaskRecord
 from clawline.store._dialect import TASK_COLUMNS, Dialect, Execute, task_from_row, task_params
-from clawline.store.base import Position
 from clawline.store.collab import TaskPage, TaskQuery, TaskReads, TaskWrites
+from clawline.store.cursor import Position
 
 __all__ = ["SqlTaskReads", "SqlTaskWrites"]
 

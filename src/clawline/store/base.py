@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent, TranscriptInfo
+from clawline.store.cursor import Position
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:  # collab imports this module
@@ -44,7 +45,6 @@ __all__ = [
     "PATH_SEP",
     "ExtensionIndexRow",
     "Page",
-    "Position",
     "SessionQuery",
     "Store",
     "StoreTransaction",
@@ -68,18 +68,6 @@ def encode_path(path: Sequence[str]) -> str:
 
 def decode_path(stored: str) -> tuple[str, ...]:
     return tuple(stored.split(PATH_SEP))
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A place in the listing order: the last row of a page."""
-
-    updated_at: int
-    key: str
-
-    @classmethod
-    def of(cls, entry: SessionEntry) -> Position:
-        return cls(entry.updated_at, entry.key)
 
 
 @dataclass(frozen=True, slots=True)

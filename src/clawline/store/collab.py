@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 
 from clawline.records.collab import InboxItem, SubagentRun, ThreadBinding
 from clawline.records.task import TaskEvent, TaskRecord
-from clawline.store.base import Position
+from clawline.store.cursor import Position
 from clawline.types import JSONObject
 
 __all__ = [

@@ -16,11 +16,25 @@ import binascii
 import hashlib
 import hmac
 import json
+from dataclasses import dataclass
 
 from clawline.errors import InvalidCursor
-from clawline.store.base import Position
+from clawline.records.session import SessionEntry
 
 __all__ = ["CURSOR_VERSION", "MAX_CURSOR_LENGTH", "CursorCodec"]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A place in the listing order: the last row of a page."""
+
+    updated_at: int
+    key: str
+
+    @classmethod
+    def of(cls, entry: SessionEntry) -> Position:
+        return cls(entry.updated_at, entry.key)
+
 
 CURSOR_VERSION = 2
 MAX_CURSOR_LENGTH = 2048

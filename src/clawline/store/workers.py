@@ -27,10 +27,14 @@ class StoreWorkers:
         self._executor = ThreadPoolExecutor(
             max_workers=store.max_concurrency, thread_name_prefix="clawline-store"
         )
+        self.calls = 0
+        """How many calls have been handed to the workers so far (``clawline.testing.drained``
+        reads it to see whether work is still going on)."""
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run ``fn(*args, **kwargs)`` on a worker and return its result."""
         loop = asyncio.get_running_loop()
+        self.calls += 1
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
     def close(self) -> None:

@@ -8,19 +8,16 @@ deleted, so the grace period is measured from the task's last activity (``lastEv
 ``startedAt``, else ``createdAt``): a task is only declared lost once it has been quiet for
 five minutes with nothing left to run it.
 
-:func:`sweep_periodically` runs passes every :data:`SWEEP_INTERVAL_MS` on the store thread.
+:class:`clawline.collab.sweepers.Sweepers` runs a pass every :data:`SWEEP_INTERVAL_MS` on a
+store worker, in the runtime's background task group.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from clawline.errors import StoreError
 from clawline.records.task import InvalidTaskTransition, TaskRecord
 from clawline.tasks.registry import TaskRegistry
 
@@ -31,7 +28,6 @@ __all__ = [
     "SWEEP_INTERVAL_MS",
     "SweepResult",
     "sweep",
-    "sweep_periodically",
 ]
 
 SWEEP_INTERVAL_MS = 60_000
@@ -70,25 +66,3 @@ def sweep(
             with contextlib.suppress(InvalidTaskTransition):
                 lost.append(registry.mark_lost(candidate.task_id, LOST_ERROR, tx=tx))
     return SweepResult(deleted=deleted, lost=lost)
-
-
-async def sweep_periodically(
-    registry: TaskRegistry,
-    call: Callable[..., Awaitable[Any]],
-    stop: asyncio.Event,
-    *,
-    interval_ms: int = SWEEP_INTERVAL_MS,
-    on_result: Callable[[SweepResult], None] | None = None,
-) -> None:
-    """Sweep every ``interval_ms`` until ``stop`` is set; ``call`` runs a blocking function on
-    the store thread (``Runtime.call``)."""
-    while not stop.is_set():
-        try:
-            result: SweepResult = await call(sweep, registry)
-        except StoreError as error:  # the store may be back by the next pass
-            log.warning("task sweep failed: %s", error)
-        else:
-            if on_result is not None:
-                on_result(result)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval_ms / 1000)

@@ -1,5 +1,15 @@
-"""Testing fakes that ship with clawline, for its own tests and for plugin authors."""
+"""Testing support that ships with clawline, for its own tests and for plugin authors.
+
+- :class:`FakeClock` (:mod:`clawline.testing.clock`): wall time and timers in virtual time;
+- :func:`eventually`, :func:`settled` and :func:`drained` (:mod:`clawline.testing.waiting`):
+  wait for a condition, until a runtime is idle, or until it has done all it can without a new
+  outside event — never for a fixed time;
+- :mod:`clawline.testing.gateway` (``running_gateway``), :mod:`clawline.testing.wire`
+  (``WireRecorder``), :mod:`clawline.testing.channels`, :mod:`clawline.testing.fake_openai`,
+  :mod:`clawline.testing.pairing`.
+"""
 
 from clawline.testing.clock import FakeClock
+from clawline.testing.waiting import drained, eventually, settled
 
-__all__ = ["FakeClock"]
+__all__ = ["FakeClock", "drained", "eventually", "settled"]

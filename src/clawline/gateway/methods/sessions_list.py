@@ -29,8 +29,8 @@ from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
 from clawline.sessions.changes import MAX_STORED_INT
 from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
-from clawline.store.base import Position, SessionQuery
-from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec
+from clawline.store.base import SessionQuery
+from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec, Position
 from clawline.types import JSON
 
 __all__ = ["LIST_SCHEMA", "ListPlan", "methods", "run_listing"]

@@ -36,7 +36,7 @@ def family_service(gateway: Gateway) -> WebFamily:
     gateway shutdown."""
     # imported on first use: the family loader brings the ACP SDK (pydantic), which a gateway
     # that never serves the web chat should not pay for at start-up
-    from clawline.acp.link import AcpClientError
+    from clawline.acp_client.link import AcpClientError
     from clawline.web.family import STOPPED, WebFamily, bridge_target
 
     family = _families.get(gateway)

@@ -33,7 +33,6 @@ from clawline.config import PoolSettings
 from clawline.errors import LabelInUse, StoreError, StoreTimeout, StoreUnavailable
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent, TranscriptInfo
-from clawline.store import redact_url
 from clawline.store._dialect import Dialect
 from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
 from clawline.store._rows import (
@@ -54,14 +53,15 @@ from clawline.store._sql import (
 from clawline.store.base import (
     ExtensionIndexRow,
     Page,
-    Position,
     SessionQuery,
     Store,
     StoreTransaction,
     decode_path,
     encode_path,
 )
+from clawline.store.cursor import Position
 from clawline.store.instance_lock import InstanceLock
+from clawline.store.location import redact_url
 from clawline.store.postgres.collab import attach_reads, attach_writes, postgres_dialect
 from clawline.store.postgres.instance_lock import PostgresInstanceLock
 from clawline.store.postgres.migrations import advisory_key, migrate

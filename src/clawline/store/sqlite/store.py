@@ -7,7 +7,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,13 +36,13 @@ from clawline.store._sql import (
 from clawline.store.base import (
     ExtensionIndexRow,
     Page,
-    Position,
     SessionQuery,
     Store,
     StoreTransaction,
     decode_path,
     encode_path,
 )
+from clawline.store.cursor import Position
 from clawline.store.instance_lock import InstanceLock, PrivateStoreLock
 from clawline.store.sqlite.collab import SQLITE, attach_reads, attach_writes
 from clawline.store.sqlite.instance_lock import SQLiteInstanceLock
@@ -265,6 +265,13 @@ class SQLiteStore(Store):
             finally:
                 self._in_transaction = False
         tx.run_after_commit()
+
+    def trace(self, callback: Callable[[str], None] | None) -> None:
+        """Call ``callback`` with the text of every SQL statement the connection runs
+        (``BEGIN IMMEDIATE`` and ``COMMIT`` included; statements run by a trigger come as
+        ``-- TRIGGER …``); ``None`` stops. For measurements (``bench/agents.py``)."""
+        with self._lock:
+            self._db.set_trace_callback(callback)
 
     def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:

@@ -1,0 +1,8 @@
+"""The acp spawn runtime (``runtime.acp``): external ACP agents serving clawline child sessions.
+
+``children`` holds the children's agent processes and writes their run ends (``AcpRuntime``);
+``process`` is one agent process with its ACP session, ``callbacks`` the client object the SDK
+calls for it (``session/update``, permissions); ``router`` sends an ACP child's runs to
+``runner`` (one run = one ``session/prompt``), whose ``updates`` become the run's output and,
+with ``streamTo: "parent"``, go through the ``relay``. See docs/design-acp.md.
+"""

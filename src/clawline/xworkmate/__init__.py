@@ -1,0 +1,25 @@
+"""The XWorkmate multi-session plugin (OpenClaw's ``openclaw-multi-session-plugins``),
+re-implemented for clawline: it maps XWorkmate app threads to sessions, gives every task run its
+own artifact directory, and answers task-status and artifact queries (docs/xworkmate.md).
+
+Enable it in config.toml::
+
+    [plugins]
+    enabled = ["clawline.xworkmate"]
+
+This module is a plugin factory: :func:`make_plugin` gives each gateway its own
+:class:`~clawline.xworkmate.plugin.XWorkmatePlugin`, which works through the
+:class:`~clawline.plugins.host.PluginHost` its ``startup`` hook receives.
+"""
+
+from __future__ import annotations
+
+from clawline.xworkmate.constants import PLUGIN_ID
+from clawline.xworkmate.plugin import XWorkmatePlugin
+
+__all__ = ["PLUGIN_ID", "XWorkmatePlugin", "make_plugin"]
+
+
+def make_plugin() -> XWorkmatePlugin:
+    """A fresh plugin object (the plugin loader calls it once per gateway)."""
+    return XWorkmatePlugin()

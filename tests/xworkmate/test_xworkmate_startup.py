@@ -1,0 +1,121 @@
+"""The plugin takes its host and parses ``[plugins.xworkmate]`` once, in ``startup``: before that
+its methods answer ``UNAVAILABLE``, and a refused configuration is logged at start-up and then
+answered by every method (the agent tool answers the same state)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clawline.config import ConfigError, Settings
+from clawline.plugins import MethodCall, MethodError, MethodRegistrar
+from clawline.plugins.methods import MethodHandler
+from clawline.runtime import Runtime
+from clawline.xworkmate import PLUGIN_ID, XWorkmatePlugin, make_plugin
+from clawline.xworkmate.constants import METHOD_NAMES
+from clawline.xworkmate.state import NOT_STARTED, XWorkmateNotStarted
+from tests.xworkmate.xworkmate_support import APP_KEY, SESSION, prepare_params, xworkmate_gateway
+
+BAD_MAX_FILES = "config: plugins.xworkmate.maxFiles must be a positive integer"
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request as the plugin API describes it (a :class:`MethodCall`): the plugin's handlers
+    need no gateway."""
+
+    method: str
+    request_id: str = "r1"
+    params: dict[str, Any] = field(default_factory=prepare_params)
+
+
+def _call(method: str) -> MethodCall:
+    return Request(method)
+
+
+class Methods:
+    """A :class:`MethodRegistrar` that keeps what the plugin registers, without a gateway."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, MethodHandler] = {}
+
+    def add(
+        self, name: str, handler: MethodHandler, *, scope: str | None, schema: Any = None
+    ) -> None:
+        self.handlers[name] = handler
+
+    def method(self, name: str, *, scope: str | None, schema: Any = None) -> Any:
+        raise NotImplementedError  # the plugin uses add
+
+    def names(self) -> list[str]:
+        return list(self.handlers)
+
+
+async def test_before_startup_the_methods_are_unavailable(tmp_path: Path) -> None:
+    plugin = make_plugin()
+    methods = Methods()
+    assert isinstance(methods, MethodRegistrar)
+    plugin.register_gateway_methods(methods)
+    assert methods.names() == list(METHOD_NAMES)
+    with pytest.raises(XWorkmateNotStarted, match=NOT_STARTED):
+        plugin.state()
+    for name in METHOD_NAMES:
+        with pytest.raises(MethodError) as caught:
+            await methods.handlers[name](_call(name))
+        assert (caught.value.code, caught.value.message) == ("UNAVAILABLE", NOT_STARTED)
+        assert caught.value.details is None
+
+    runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
+    try:
+        plugin.startup(runtime.plugin_host)
+        assert plugin.state().host is runtime.plugin_host
+        plugin.shutdown(runtime.plugin_host)
+        with pytest.raises(XWorkmateNotStarted):
+            plugin.state()
+    finally:
+        runtime.close()
+
+
+async def test_a_refused_configuration_is_logged_at_startup_and_answered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="clawline.plugins")
+    async with xworkmate_gateway(tmp_path, {"maxFiles": 0}) as xw:
+        [logged] = [r for r in caplog.records if "startup hook failed" in r.getMessage()]
+        assert BAD_MAX_FILES in logged.getMessage()
+        refused = await xw.error("xworkmate.tasks.get", {"appThreadKey": APP_KEY})
+        assert refused == {"code": "INVALID_REQUEST", "message": BAD_MAX_FILES}
+        refused = await xw.error("xworkmate.session.prepare", prepare_params())
+        assert refused == {"code": "INVALID_REQUEST", "message": BAD_MAX_FILES}
+        runtime = xw.gw.runtime
+        assert await runtime.call(runtime.catalog.get, SESSION) is None  # nothing written
+        plugin = runtime.plugins.get(PLUGIN_ID)
+        assert isinstance(plugin, XWorkmatePlugin)
+        with pytest.raises(ConfigError, match="maxFiles"):
+            plugin.state()  # what the agent tool answers too
+
+
+def test_the_plugin_is_enabled_by_its_new_module_path_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``clawline.xworkmate`` loads the plugin; the old ``clawline.plugins.xworkmate`` is
+    reported as not loaded and the runtime is built without it."""
+    old, new = "clawline.plugins.xworkmate", "clawline.xworkmate"
+    raw: dict[str, Any] = {"plugins": {"enabled": [old, new], "entry_points": False}}
+    runtime = Runtime.open(Settings(state_dir=tmp_path / "state", raw=raw))
+    try:
+        [failure] = runtime.plugins.failures
+        assert (failure.name, failure.source) == (old, "config")
+        assert failure.error.startswith("ModuleNotFoundError: No module named")
+        [loaded] = [p for p in runtime.plugins.plugins() if p.name == PLUGIN_ID]
+        assert (loaded.source, loaded.origin) == ("config", new)
+        assert isinstance(runtime.plugins.get(PLUGIN_ID), XWorkmatePlugin)
+    finally:
+        runtime.close()
+    assert any(
+        f"plugin {old} (config) could not be loaded" in r.getMessage() for r in caplog.records
+    )
