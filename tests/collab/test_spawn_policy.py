@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from clawline.runtime import Runtime
+from clawline.testing import eventually
 from clawline.testing.channels import plain_channel
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN
@@ -121,9 +122,11 @@ async def test_the_last_slot_is_checked_inside_the_transaction(
     await make_requester(services)
     gated(services)
     held = threading.Event()
+    before = services.workers.calls
     blocker = asyncio.ensure_future(services.call(held.wait, 5))
     spawns = [asyncio.ensure_future(spawn(services, task=f"t{n}")) for n in range(5)]
-    await asyncio.sleep(0.05)  # every spawn is now queued behind the held store thread
+    # every spawn's first store call is queued behind the held store thread
+    await eventually(lambda: services.workers.calls >= before + 1 + len(spawns))
     held.set()
     await blocker
     results = await asyncio.gather(*spawns)
