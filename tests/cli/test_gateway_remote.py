@@ -67,24 +67,54 @@ def test_a_row_without_lineage_is_refused() -> None:
         entry_from_row(row)
 
 
+NOT_FOUND = {"errorType": "NotFound", "errorClass": "SessionNotFound"}
+REFUSED = {"errorType": "InvalidInput", "errorClass": "GatewayError"}
+ACCESS = {"errorType": "InvalidInput", "errorClass": "AccessRefused"}
+
+
 @pytest.mark.parametrize(
-    ("code", "message", "kind", "exit_code"),
+    ("code", "message", "details", "kind", "exit_code"),
     [
-        ("INVALID_REQUEST", "session not found: agent:main:x", SessionNotFound, 1),
-        ("INVALID_REQUEST", "No session found: x", SessionNotFound, 1),
-        ("INVALID_REQUEST", "unknown parent session: agent:main:p", SessionNotFound, 1),
-        ("INVALID_REQUEST", "label already in use: a", LabelInUse, 2),
-        ("INVALID_REQUEST", "invalid spawnDepth (use an integer >= 0)", InvalidInput, 2),
-        ("INVALID_REQUEST", "Cannot delete the main session (agent:main:main).", InvalidInput, 2),
-        ("INVALID_REQUEST", "missing scope: operator.admin", GatewayRequestError, 1),
-        ("INVALID_REQUEST", "unknown method: sessions.list", GatewayRequestError, 1),
-        ("UNAVAILABLE", "store unavailable: disk full", GatewayRequestError, 1),
+        ("INVALID_REQUEST", "session not found: agent:main:x", NOT_FOUND, SessionNotFound, 1),
+        ("INVALID_REQUEST", "No session found: x", NOT_FOUND, SessionNotFound, 1),
+        ("INVALID_REQUEST", "unknown parent session: agent:main:p", NOT_FOUND, SessionNotFound, 1),
+        (
+            "CONFLICT",
+            "label already in use: a",
+            {"errorType": "Conflict", "errorClass": "LabelInUse"},
+            LabelInUse,
+            2,
+        ),
+        (
+            "INVALID_REQUEST",
+            "invalid spawnDepth (use an integer >= 0)",
+            {"errorType": "InvalidInput", "errorClass": "InvalidField"},
+            InvalidInput,
+            2,
+        ),
+        (
+            "INVALID_REQUEST",
+            "Cannot delete the main session (agent:main:main).",
+            REFUSED,
+            InvalidInput,
+            2,
+        ),
+        ("INVALID_REQUEST", "missing scope: operator.admin", ACCESS, GatewayRequestError, 1),
+        ("INVALID_REQUEST", "unknown method: sessions.list", ACCESS, GatewayRequestError, 1),
+        (
+            "UNAVAILABLE",
+            "store unavailable: disk full",
+            {"errorType": "Unavailable", "errorClass": "StoreUnavailable"},
+            GatewayRequestError,
+            1,
+        ),
     ],
 )
 def test_refusals_map_to_clawline_errors(
-    code: str, message: str, kind: type[Exception], exit_code: int
+    code: str, message: str, details: dict[str, str], kind: type[Exception], exit_code: int
 ) -> None:
-    error = local_error(GatewayRequestError(code, message))
+    """The CLI reads a refusal's category and class (details), never its message."""
+    error = local_error(GatewayRequestError(code, message, details))
     assert type(error) is kind
     assert str(error) == message
     assert exit_code_for(error) == exit_code

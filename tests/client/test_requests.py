@@ -94,7 +94,11 @@ async def test_refusals_are_typed_with_code_message_and_details(connect: Connect
 async def test_details_and_retryable_are_kept(custom: GatewayClient) -> None:
     with pytest.raises(GatewayRequestError) as caught:
         await custom.request("test.refuse")
-    assert caught.value.details == {"why": "test"}
+    assert caught.value.details == {
+        "why": "test",
+        "errorType": "InvalidInput",  # the gateway adds the category and class
+        "errorClass": "GatewayError",
+    }
     assert caught.value.retryable is True
     assert caught.value.payload is None
 

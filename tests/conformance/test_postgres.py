@@ -11,7 +11,7 @@ import pytest
 from psycopg import sql
 from psycopg.rows import TupleRow
 
-from clawline.errors import StoreError, StoreUnavailable
+from clawline.errors import StoreUnavailable
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import open_store
 from clawline.store.postgres import PostgresStore
@@ -143,7 +143,7 @@ def test_column_types_and_collations(
 def test_close_and_use(pg_url: str, schema: str) -> None:
     store = PostgresStore(pg_url, schema=schema)
     store.close()
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreUnavailable, match="the store is closed"):
         store.get("agent:main:a")
 
 

@@ -58,7 +58,11 @@ async def test_a_failing_run_answers_unavailable_with_a_payload(
     assert (first["ok"], first["payload"]["status"]) == (True, "accepted")
     second = await client.response(rid)
     assert second["ok"] is False
-    assert second["error"] == {"code": "UNAVAILABLE", "message": "model exploded"}
+    assert second["error"] == {
+        "code": "UNAVAILABLE",
+        "message": "model exploded",
+        "details": {"errorType": "Unavailable", "errorClass": "GatewayError"},
+    }
     assert second["payload"] == {"runId": "bad", "status": "error", "summary": "model exploded"}
     entry = gw.runtime.store.get(MAIN)
     assert entry is not None

@@ -76,4 +76,8 @@ async def test_wait_that_runs_out_while_the_run_goes_on(
 async def test_wait_refusals(client: WireClient, params: dict[str, Any], message: str) -> None:
     frame = await client.call("agent.wait", params)
     assert frame["ok"] is False
-    assert frame["error"] == {"code": "INVALID_REQUEST", "message": message}
+    assert frame["error"] == {
+        "code": "INVALID_REQUEST",
+        "message": message,
+        "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
+    }

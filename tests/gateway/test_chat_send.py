@@ -150,6 +150,7 @@ async def test_provenance_fields_need_admin(
         assert frame["error"] == {
             "code": "INVALID_REQUEST",
             "message": "system provenance fields require admin scope",
+            "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
         }
     assert gw.runtime.store.get("agent:main:p") is None
     admin = {

@@ -157,6 +157,8 @@ def replay_refusal(frame: dict[str, Any], gw: RunningGateway) -> str:
         "bootId": bus.boot_id,
         "lastSeq": bus.last_seq,
         "oldestSeq": bus.oldest_retained_seq,
+        "errorType": "NotFound",
+        "errorClass": "EventsNotRetained",
     }
     return str(error["message"])
 

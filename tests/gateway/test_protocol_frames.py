@@ -268,7 +268,11 @@ async def test_a_method_that_crashes_gets_a_typed_error(
     gw.gateway.methods.add("test.crash", crash, scope=None, schema={})
     frame = await client.call("test.crash", {})
     assert frame["ok"] is False
-    assert frame["error"] == {"code": "UNAVAILABLE", "message": "internal error"}
+    assert frame["error"] == {
+        "code": "UNAVAILABLE",
+        "message": "internal error",
+        "details": {"errorType": "Internal", "errorClass": "GatewayError"},
+    }
     await still_works(client)
 
 
@@ -283,7 +287,7 @@ async def test_a_store_error_is_unavailable(gw: RunningGateway, client: WireClie
     assert frame["error"] == {
         "code": "UNAVAILABLE",
         "message": "database is locked",
-        "details": {"errorType": "StoreError"},
+        "details": {"errorType": "Internal", "errorClass": "StoreError"},
     }
     await still_works(client)
 
@@ -331,3 +335,50 @@ async def test_back_to_back_responses_are_not_delayed_by_nagle(client: WireClien
         timings.append(time.perf_counter() - started)
     timings.sort()
     assert timings[len(timings) // 2] < 0.02, timings
+
+
+def _raising(error: BaseException) -> Callable[[Call], Awaitable[JSON]]:
+    async def handler(call: Call) -> JSON:
+        raise error
+
+    return handler
+
+
+async def test_every_error_frame_carries_its_categorys_code_and_name(
+    gw: RunningGateway, client: WireClient
+) -> None:
+    """Whatever refuses — a clawline error of each category, a gateway error, a plugin's
+    method error, a crash, the gateway's own checks — the frame's code is the category's
+    (errors.CATEGORY_CODES) and details.errorType names the category."""
+    from clawline import errors
+    from clawline.gateway.frames import ErrorCode, GatewayError
+    from clawline.plugins.methods import MethodError
+    from clawline.records.task import TaskNotFound
+    from clawline.store.instance_lock import StoreInUse
+
+    raised: dict[str, tuple[BaseException, str, str]] = {
+        "t.input": (errors.InvalidField("bad"), "InvalidInput", "InvalidField"),
+        "t.missing": (TaskNotFound("task not found: x"), "NotFound", "TaskNotFound"),
+        "t.label": (errors.LabelInUse("label already in use: x"), "Conflict", "LabelInUse"),
+        "t.busy": (StoreInUse("in use"), "Unavailable", "StoreInUse"),
+        "t.broken": (errors.MigrationError("too new"), "Internal", "MigrationError"),
+        "t.gateway": (
+            GatewayError("nope", ErrorCode.UNAVAILABLE),
+            "Unavailable",
+            "GatewayError",
+        ),
+        "t.plugin": (MethodError("taken", "CONFLICT"), "Conflict", "MethodError"),
+        "t.crash": (KeyError("boom"), "Internal", "GatewayError"),
+    }
+    for name, (error, _, _) in raised.items():
+        gw.gateway.methods.add(name, _raising(error), scope=None, schema={})
+    by_name = {category.__name__: category for category in errors.CATEGORIES}
+    for name, (_, category, cls) in raised.items():
+        frame = await client.call(name, {})
+        details = frame["error"]["details"]
+        assert (details["errorType"], details["errorClass"]) == (category, cls), name
+        assert frame["error"]["code"] == errors.CATEGORY_CODES[by_name[category]], name
+    for method, params in (("no.such.method", {}), ("health", {"bogus": 1})):
+        frame = await client.call(method, params)
+        assert frame["error"]["code"] == "INVALID_REQUEST"
+        assert frame["error"]["details"]["errorType"] == "InvalidInput"

@@ -218,7 +218,11 @@ async def test_a_binary_first_frame_is_refused_and_closed(wire: Wire) -> None:
 async def test_a_second_connect_is_refused_and_the_connection_survives(client: WireClient) -> None:
     frame = await client.call("connect", connect_params(token=TOKEN))
     assert frame["ok"] is False
-    assert frame["error"] == {"code": "INVALID_REQUEST", "message": "already connected"}
+    assert frame["error"] == {
+        "code": "INVALID_REQUEST",
+        "message": "already connected",
+        "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
+    }
     assert (await client.ok("health"))["ok"] is True
 
 
@@ -298,6 +302,7 @@ async def test_scopes_imply_downwards(
             assert frame["error"] == {
                 "code": "INVALID_REQUEST",
                 "message": f"missing scope: {scope}",
+                "details": {"errorType": "InvalidInput", "errorClass": "AccessRefused"},
             }
     assert (await client.ok("health"))["ok"] is True
 
@@ -312,7 +317,11 @@ async def test_a_client_without_scopes_gets_missing_scope(wire: Wire) -> None:
     client = await wire()
     await client.connect(token=TOKEN, scopes=())
     frame = await client.call("events.replay", {"afterSeq": 0})
-    assert frame["error"] == {"code": "INVALID_REQUEST", "message": "missing scope: operator.read"}
+    assert frame["error"] == {
+        "code": "INVALID_REQUEST",
+        "message": "missing scope: operator.read",
+        "details": {"errorType": "InvalidInput", "errorClass": "AccessRefused"},
+    }
 
 
 async def test_require_device_clears_scopes_without_a_device(tmp_path: Path) -> None:

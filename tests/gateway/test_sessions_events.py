@@ -180,6 +180,8 @@ async def test_replay_refuses_a_foreign_boot_or_a_position_out_of_range(
         "bootId": bus.boot_id,
         "lastSeq": bus.last_seq,
         "oldestSeq": bus.oldest_retained_seq,
+        "errorType": "NotFound",
+        "errorClass": "EventsNotRetained",
     }
     ahead = await error_of(watcher, "sessions.subscribe", {"afterSeq": bus.last_seq + 5})
     assert ahead["message"] == (

@@ -109,7 +109,13 @@ async def test_resolve_errors(
     client: WireClient, family: dict[str, str], params: dict[str, Any], message: str
 ) -> None:
     error = await error_of(client, "sessions.resolve", params)
-    assert error == {"code": "INVALID_REQUEST", "message": message}
+    missing = message.startswith("No session found")
+    details = (
+        {"errorType": "NotFound", "errorClass": "SessionNotFound"}
+        if missing
+        else {"errorType": "InvalidInput", "errorClass": "GatewayError"}
+    )
+    assert error == {"code": "INVALID_REQUEST", "message": message, "details": details}
 
 
 async def test_preview_returns_the_last_messages_of_each_key(
@@ -175,7 +181,11 @@ async def test_preview_param_errors(
     client: WireClient, params: dict[str, Any], message: str
 ) -> None:
     error = await error_of(client, "sessions.preview", params)
-    assert error == {"code": "INVALID_REQUEST", "message": message}
+    assert error == {
+        "code": "INVALID_REQUEST",
+        "message": message,
+        "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
+    }
 
 
 SESSION_METHODS: dict[str, dict[str, Any]] = {
@@ -204,6 +214,7 @@ async def test_every_session_method_is_advertised_and_has_a_closed_schema(
         assert error == {
             "code": "INVALID_REQUEST",
             "message": f"invalid {method} params: unknown key 'bogus'",
+            "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
         }
     page = await client.ok("sessions.list", {})
     assert page["count"] == 0
@@ -228,6 +239,10 @@ async def test_get_unknown_key_and_error_type_detail(client: WireClient) -> None
     frame = await client.call("sessions.get", {"key": "agent:main:nothing"})
     assert frame["ok"] is False
     assert frame["error"]["message"] == "No session found: agent:main:nothing"
+    assert frame["error"]["details"] == {"errorType": "NotFound", "errorClass": "SessionNotFound"}
     bad = await client.call("sessions.get", {"key": "agent:Bad Id:x"})
     assert bad["error"]["code"] == "INVALID_REQUEST"
-    assert bad["error"]["details"] == {"errorType": "InvalidSessionKey"}
+    assert bad["error"]["details"] == {
+        "errorType": "InvalidInput",
+        "errorClass": "InvalidSessionKey",
+    }

@@ -76,6 +76,7 @@ async def test_create_errors(client: WireClient, gw: RunningGateway) -> None:
     assert mismatch == {
         "code": "INVALID_REQUEST",
         "message": "sessions.create key agent (ops) does not match agentId (main)",
+        "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
     }
     parent = await error_of(client, "sessions.create", {"parentSessionKey": "agent:main:nope"})
     assert parent["message"] == "unknown parent session: agent:main:nope"
@@ -106,6 +107,7 @@ async def test_create_reports_a_transcript_failure_and_writes_nothing(
     assert error == {
         "code": "UNAVAILABLE",
         "message": "failed to create session transcript: disk quota exceeded",
+        "details": {"errorType": "Unavailable", "errorClass": "GatewayError"},
     }
     assert gw.runtime.catalog.get("agent:main:doomed") is None
 
@@ -290,6 +292,7 @@ async def test_delete_missing_main_and_kept_transcript(
         assert error == {
             "code": "INVALID_REQUEST",
             "message": "Cannot delete the main session (agent:main:main).",
+            "details": {"errorType": "InvalidInput", "errorClass": "GatewayError"},
         }
     assert gw.runtime.catalog.get(MAIN) is not None
     seed(gw.runtime.catalog, "agent:main:keep")
@@ -334,7 +337,7 @@ async def test_reset_gives_a_new_session_id_and_keeps_settings(
     assert missing == {
         "code": "INVALID_REQUEST",
         "message": "session not found: agent:main:nope",
-        "details": {"errorType": "SessionNotFound"},
+        "details": {"errorType": "NotFound", "errorClass": "SessionNotFound"},
     }
     bad = await error_of(client, "sessions.reset", {"key": "agent:main:r", "reason": "wipe"})
     assert bad["message"] == "invalid sessions.reset params: reason must be one of 'new', 'reset'"
@@ -355,9 +358,17 @@ async def test_scopes_guard_the_write_methods(wire: Opener, gw: RunningGateway) 
     for client in (reader, writer):
         for method, params in admin_calls:
             error = await error_of(client, method, params)
-            assert error == {"code": "INVALID_REQUEST", "message": "missing scope: operator.admin"}
+            assert error == {
+                "code": "INVALID_REQUEST",
+                "message": "missing scope: operator.admin",
+                "details": {"errorType": "InvalidInput", "errorClass": "AccessRefused"},
+            }
     error = await error_of(reader, "sessions.create", {})
-    assert error == {"code": "INVALID_REQUEST", "message": "missing scope: operator.write"}
+    assert error == {
+        "code": "INVALID_REQUEST",
+        "message": "missing scope: operator.write",
+        "details": {"errorType": "InvalidInput", "errorClass": "AccessRefused"},
+    }
     created = await writer.ok("sessions.create", {})
     for client in (reader, writer):
         assert created["key"] in listed_keys(await client.ok("sessions.list", {}))

@@ -58,7 +58,11 @@ async def test_a_plugin_adds_a_method_a_tool_a_channel_and_a_provider(tmp_path: 
             {
                 "code": "CONFLICT",
                 "message": feature_plugin.REFUSAL,
-                "details": {"method": "feature.refuse"},
+                "details": {
+                    "method": "feature.refuse",
+                    "errorType": "Conflict",
+                    "errorClass": "MethodError",
+                },
             },
         )
 

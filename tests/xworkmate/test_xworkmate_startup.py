@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from clawline.config import ConfigError, Settings
-from clawline.plugins import MethodCall, MethodError, MethodRegistrar
+from clawline.errors import CATEGORY_CODES, Unavailable
+from clawline.plugins import MethodCall, MethodRegistrar
 from clawline.plugins.methods import MethodHandler
 from clawline.runtime import Runtime
 from clawline.xworkmate import PLUGIN_ID, XWorkmatePlugin, make_plugin
@@ -64,10 +65,11 @@ async def test_before_startup_the_methods_are_unavailable(tmp_path: Path) -> Non
     with pytest.raises(XWorkmateNotStarted, match=NOT_STARTED):
         plugin.state()
     for name in METHOD_NAMES:
-        with pytest.raises(MethodError) as caught:
+        with pytest.raises(XWorkmateNotStarted) as caught:
             await methods.handlers[name](_call(name))
-        assert (caught.value.code, caught.value.message) == ("UNAVAILABLE", NOT_STARTED)
-        assert caught.value.details is None
+        # answered by the gateway from the error's category: UNAVAILABLE
+        assert (caught.value.category, caught.value.message) == (Unavailable, NOT_STARTED)
+        assert CATEGORY_CODES[caught.value.category] == "UNAVAILABLE"
 
     runtime = Runtime.open(Settings(state_dir=tmp_path / "state"))
     try:

@@ -166,21 +166,17 @@ class Bridge:
         return await self.lister.list(cwd=request.cwd, cursor=request.cursor, meta=meta)
 
     async def _row(self, key: str) -> dict[str, Any] | None:
-        try:
-            result = await self.upstream.request("sessions.get", {"key": key})
-        except RequestError as error:
-            if str(error).startswith("No session found"):
-                return None
-            raise
+        result = await self.upstream.request_or_none("sessions.get", {"key": key})
+        if result is None:
+            return None
         row = result.get("session")
         return row if isinstance(row, dict) else None
 
     async def _reset(self, key: str, *, missing_ok: bool) -> None:
-        try:
+        if missing_ok:
+            await self.upstream.request_or_none("sessions.reset", {"key": key})
+        else:
             await self.upstream.request("sessions.reset", {"key": key})
-        except RequestError as error:
-            if not (missing_ok and str(error).startswith("session not found")):
-                raise
 
     async def _info_update(self, session: BridgeSession) -> None:
         """``session_info_update`` with the row's title, ``updatedAt`` and lineage ``_meta``

@@ -25,6 +25,7 @@ from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
 from clawline.client.errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
 from clawline.config import Settings
+from clawline.errors import NotFound
 
 __all__ = ["MAX_GATEWAY_CALLS", "RUN_EVENTS", "Upstream", "open_upstream"]
 
@@ -72,6 +73,21 @@ class Upstream:
                     await self._resume()
                 return await self.client.request(method, dict(params), timeout=timeout)
         except ClientError as error:
+            raise from_gateway(error) from None
+
+    async def request_or_none(
+        self, method: str, params: Mapping[str, Any], timeout: float = 60.0
+    ) -> Any | None:
+        """:meth:`request`, but ``None`` when the gateway answers that what the call names does
+        not exist (its error's category, ``details.errorType``, is ``NotFound``)."""
+        try:
+            async with self._calls:
+                if not self.client.connected:
+                    await self._resume()
+                return await self.client.request(method, dict(params), timeout=timeout)
+        except ClientError as error:
+            if error.category is NotFound:
+                return None
             raise from_gateway(error) from None
 
     def watch(self, run_id: str, listener: RunListener) -> Callable[[], None]:

@@ -27,7 +27,7 @@ from acp import RequestError, spawn_stdio_connection
 from acp.client.connection import ClientSideConnection
 from acp.connection import Connection, StreamObserver
 
-from clawline.errors import ClawlineError
+from clawline.errors import Unavailable
 
 __all__ = [
     "INIT_ATTEMPTS",
@@ -47,7 +47,7 @@ NO_SESSION_LOAD = "ACP agent does not support session/load"
 _EXIT_GRACE_SECONDS = 1.0
 
 
-class AcpClientError(ClawlineError):
+class AcpClientError(Unavailable):
     """An ACP agent failed, went away or lacks what a client operation needs."""
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from clawline.errors import ClawlineError
+from clawline.errors import Unavailable
 from clawline.types import JSON, JSONObject, SessionStatus
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 Origin: TypeAlias = Literal["chat", "agent"]
 
 
-class RunsClosed(ClawlineError):
+class RunsClosed(Unavailable):
     """The run manager is shutting down and accepts no new runs."""
 
 

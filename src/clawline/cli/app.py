@@ -22,7 +22,7 @@ from clawline import __version__
 from clawline.cli.backend import SessionsBackend, open_local_backend
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import Settings, load_settings
-from clawline.errors import ClawlineError, InvalidInput
+from clawline.errors import ClawlineError, InvalidInput, LabelInUse
 
 __all__ = [
     "ClawlineGroup",
@@ -38,7 +38,9 @@ BackendFactory = Callable[[Settings, Clock], SessionsBackend]
 
 
 def exit_code_for(error: ClawlineError) -> int:
-    return 2 if isinstance(error, InvalidInput) else 1
+    """2 for invalid input, and for a label in use (docs/cli.md: the user picks another),
+    else 1."""
+    return 2 if isinstance(error, InvalidInput | LabelInUse) else 1
 
 
 def one_line(text: str) -> str:

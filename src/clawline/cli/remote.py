@@ -47,6 +47,7 @@ from clawline.errors import (
     InvalidField,
     InvalidInput,
     LabelInUse,
+    NotFound,
     SessionNotFound,
 )
 from clawline.lineage import TreeNode, build_forest
@@ -82,29 +83,27 @@ ROW_ONLY_FIELDS = frozenset(
 )
 """Row fields computed by the gateway, not stored in the entry."""
 
-_NOT_FOUND = ("session not found:", "no session found", "unknown parent session:")
-_NOT_INPUT = ("missing scope:", "unknown method:", "unauthorized")
 _CREATE_FIELDS = ("label", "parentSessionKey")
 _EVERYTHING = {"includeGlobal": True, "includeUnknown": True}
 """Local listings include the ``global``/``unknown`` buckets; the gateway's do on request."""
 
 
 def local_error(error: GatewayRequestError) -> ClawlineError:
-    """The clawline error a gateway refusal stands for (it decides the CLI's exit code).
-
-    ``INVALID_REQUEST`` is invalid input (exit 2) except the refusals that name a missing
-    session (:class:`SessionNotFound`, exit 1) and those about access rather than input
-    (missing scope, unknown method: exit 1). Every other code is exit 1."""
-    if error.code != "INVALID_REQUEST":
-        return error
-    lowered = error.message.lower()
-    if lowered.startswith(_NOT_FOUND):
+    """The clawline error a gateway refusal stands for (it decides the CLI's exit code), read
+    from its category and class (``details.errorType``, ``details.errorClass``): a missing
+    session is :class:`SessionNotFound` (exit 1), a label in use :class:`LabelInUse` (exit 2),
+    other invalid input :class:`InvalidInput` (exit 2). A refusal of access (``AccessRefused``:
+    a missing scope, an unknown method) stays as it is (exit 1), and so does every other
+    category."""
+    details = error.details if isinstance(error.details, dict) else {}
+    error_class = details.get("errorClass")
+    if error.category is NotFound:
         return SessionNotFound(error.message)
-    if lowered.startswith(_NOT_INPUT):
-        return error
-    if lowered.startswith("label already in use:"):
+    if error_class == "LabelInUse":
         return LabelInUse(error.message)
-    return InvalidInput(error.message)
+    if error.category is InvalidInput and error_class != "AccessRefused":
+        return InvalidInput(error.message)
+    return error
 
 
 def _objects(payload: Mapping[str, JSON], name: str) -> list[Mapping[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from clawline.cli.app import CliState
 from clawline.client.blocking import BlockingGatewayClient
 from clawline.client.errors import ClientError, GatewayRequestError
-from clawline.errors import ClawlineError, InvalidInput
+from clawline.errors import ClawlineError, InvalidInput, NotFound
 from clawline.records.task import TaskEvent, TaskNotFound, TaskRecord
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import open_store
@@ -90,15 +90,17 @@ class LocalTasksBackend:
 
 
 def _local_error(error: GatewayRequestError) -> ClawlineError:
-    """The clawline error a refusal stands for (it decides the exit code)."""
-    message = error.message
-    if error.code != "INVALID_REQUEST":
-        return error
-    if message.startswith("task not found"):
-        return TaskNotFound(message)
-    if message.lower().startswith(("missing scope:", "unknown method:", "unauthorized")):
-        return error
-    return InvalidInput(message)
+    """The clawline error a refusal stands for (it decides the exit code), read from its
+    category and class (``details.errorType``, ``details.errorClass``): a missing task is
+    :class:`TaskNotFound` (exit 1), invalid input :class:`InvalidInput` (exit 2); a refusal of
+    access (a missing scope, an unknown method) and every other category stay as they are
+    (exit 1)."""
+    details = error.details if isinstance(error.details, dict) else {}
+    if error.category is NotFound:
+        return TaskNotFound(error.message)
+    if error.category is InvalidInput and details.get("errorClass") != "AccessRefused":
+        return InvalidInput(error.message)
+    return error
 
 
 def _object(payload: JSON, name: str) -> Mapping[str, Any]:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.messages import MESSAGE_EVENT, user_message
 from clawline.agents.run import Run, RunOutcome
-from clawline.errors import ClawlineError
+from clawline.errors import ClawlineError, Conflict
 from clawline.records.collab import InboxItem
 from clawline.records.session import SessionEntry
 from clawline.records.task import TaskNotFound
@@ -86,7 +86,7 @@ ANNOUNCE_RETRY_DELAYS_MS = (1_000, 2_000, 4_000, 8_000)
 """Waits after failed attempts (OpenClaw: 1-8 s); the last one repeats."""
 
 
-class _Raced(Exception):
+class _Raced(Conflict):
     """Another dispatcher marked some of the rows first: roll back, try again."""
 
 
@@ -268,7 +268,7 @@ class Announcer:
         event = work.append(entry.key, MESSAGE_EVENT, data, run_id=run_id)
         marked = work.tx.inbox.mark_delivered(ids, now, event.seq)
         if marked != sorted(ids):
-            raise _Raced()
+            raise _Raced("another dispatcher marked some of the rows first")
         self._set_delivery(work, rows, "delivered")
         return Delivery(entry.key, tuple(rows), event, run_id, text, entry)
 

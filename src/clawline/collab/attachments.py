@@ -30,6 +30,7 @@ from typing import Any
 from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.collab.spawn_args import RawAttachment
 from clawline.config import ConfigError
+from clawline.errors import InvalidInput
 from clawline.types import JSONObject
 
 __all__ = [
@@ -49,7 +50,7 @@ ATTACHMENTS_DISABLED = (
 ATTACHMENTS_DIR = ".attachments"
 
 
-class AttachmentRefused(ValueError):
+class AttachmentRefused(InvalidInput):
     """The attachments break a limit; ``str(error)`` is the result's error text."""
 
 

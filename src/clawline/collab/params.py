@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from clawline.errors import InvalidInput
 from clawline.types import JSON
 
 __all__ = [
     "ArgumentError",
+    "ToolRefusal",
     "optional_int",
     "optional_string",
     "optional_strings",
@@ -21,8 +23,20 @@ __all__ = [
 ]
 
 
-class ArgumentError(ValueError):
+class ArgumentError(InvalidInput):
     """An argument breaks the tool's schema; ``str(error)`` is the message for the model."""
+
+
+class ToolRefusal(InvalidInput):
+    """A session tool refuses the call: ``error`` is its result's error text, ``status`` the
+    result's status (``error``, ``forbidden``, …), ``session_key`` the session it names, if
+    any."""
+
+    def __init__(self, error: str, status: str = "error", session_key: str | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.status = status
+        self.session_key = session_key
 
 
 def optional_string(

@@ -46,7 +46,13 @@ from clawline.collab.a2a import (
     reply_of,
     run_exchange,
 )
-from clawline.collab.params import ArgumentError, optional_int, optional_string, required_string
+from clawline.collab.params import (
+    ArgumentError,
+    ToolRefusal,
+    optional_int,
+    optional_string,
+    required_string,
+)
 from clawline.collab.policy import (
     a2a_allowed,
     a2a_denied_message,
@@ -108,14 +114,6 @@ def channel_of(entry: SessionEntry | None) -> str:
     return INTERNAL_CHANNEL
 
 
-class _Refusal(Exception):
-    def __init__(self, error: str, status: str = "error", session_key: str | None = None) -> None:
-        super().__init__(error)
-        self.error = error
-        self.status = status
-        self.session_key = session_key
-
-
 def _result(details: JSONObject, *, is_error: bool = False) -> ToolResult:
     return ToolResult({"runId": str(uuid.uuid4()), **details}, is_error=is_error)
 
@@ -160,7 +158,7 @@ class SessionsSendTool:
         config = self._config
         try:
             target = await self._target(ctx, config, session_key, label, agent_id)
-        except _Refusal as refusal:
+        except ToolRefusal as refusal:
             details: JSONObject = {"status": refusal.status, "error": refusal.error}
             if refusal.session_key is not None:
                 details["sessionKey"] = refusal.session_key
@@ -178,7 +176,7 @@ class SessionsSendTool:
     ) -> Target:
         catalog, workers = self._catalog, self._workers
         if session_key and label:
-            raise _Refusal("Provide either sessionKey or label (not both).")
+            raise ToolRefusal("Provide either sessionKey or label (not both).")
         requester = catalog.canonical(ctx.session_key)
         if label:
             requested_agent = None if agent_id is None else keys.sanitize_agent_id(agent_id)
@@ -186,26 +184,26 @@ class SessionsSendTool:
             if requested_agent is not None and requested_agent != requester_agent:
                 policy = config.agent_to_agent
                 if not policy.enabled:
-                    raise _Refusal(a2a_disabled_message("send"), "forbidden")
+                    raise ToolRefusal(a2a_disabled_message("send"), "forbidden")
                 if not a2a_allowed(policy, requester_agent, requested_agent):
-                    raise _Refusal(a2a_denied_message("send"), "forbidden")
+                    raise ToolRefusal(a2a_denied_message("send"), "forbidden")
             try:
                 target = await workers.run(resolve_label, catalog, label, requested_agent)
             except (TargetError, ClawlineError) as error:
-                raise _Refusal(str(error)) from None
+                raise ToolRefusal(str(error)) from None
         elif session_key:
             try:
                 target = await workers.run(resolve_reference, catalog, session_key)
             except TargetError as error:
-                raise _Refusal(str(error), error.status) from None
+                raise ToolRefusal(str(error), error.status) from None
         else:
-            raise _Refusal("Either sessionKey or label is required")
+            raise ToolRefusal("Either sessionKey or label is required")
         guard = await load_guard(
             "send", requester, config=config, store=self._store, workers=workers
         )
         access = guard.check(target.key)
         if not access.allowed:
-            raise _Refusal(access.error or "forbidden", access.status, target.display)
+            raise ToolRefusal(access.error or "forbidden", access.status, target.display)
         return target
 
     async def _send(

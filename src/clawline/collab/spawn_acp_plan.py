@@ -66,7 +66,7 @@ def acp_meta(entry: SessionEntry | None) -> Mapping[str, object] | None:
     return meta if isinstance(meta, Mapping) and isinstance(meta.get("agent"), str) else None
 
 
-class ChildRefused(ClawlineError):
+class ChildRefused(Conflict):
     """The spawn transaction failed; ``code`` is the result's ``errorCode``."""
 
     def __init__(self, message: str, code: str) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clawline.errors import ClawlineError
+from clawline.errors import Conflict
 from clawline.records.collab import SubagentRun
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["AlreadySpawned", "earlier_spawn", "spawn_key"]
 
 
-class AlreadySpawned(ClawlineError):
+class AlreadySpawned(Conflict):
     """The spawn transaction found the key already recorded: nothing was written."""
 
     def __init__(self, record: SubagentRun) -> None:

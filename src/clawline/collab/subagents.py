@@ -47,7 +47,7 @@ from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.threads import ThreadPlan, bind_thread
-from clawline.errors import ClawlineError, SessionNotFound
+from clawline.errors import ClawlineError, Conflict, SessionNotFound
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause
@@ -79,14 +79,14 @@ def max_children_text(active: int, limit: int) -> str:
     return f"sessions_spawn has reached max active children for this session ({active}/{limit})"
 
 
-class ChildLimitReached(ClawlineError):
+class ChildLimitReached(Conflict):
     """Spawn check 4 (active children), found inside the spawn transaction."""
 
     def __init__(self, active: int, limit: int) -> None:
         super().__init__(max_children_text(active, limit))
 
 
-class NotRunning(ClawlineError):
+class NotRunning(Conflict):
     """The run to steer has already ended."""
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.collab.completion import LOST_ERROR
-from clawline.collab.params import ArgumentError, optional_int, optional_string
+from clawline.collab.params import ArgumentError, ToolRefusal, optional_int, optional_string
 from clawline.collab.subagents import NotRunning
 from clawline.collab.targets import display_key
 from clawline.records.collab import SubagentRun
@@ -100,13 +100,6 @@ class _Child:
         return self.record.label or self.record.child_session_key
 
 
-class _Refusal(Exception):
-    def __init__(self, error: str, status: str = "error") -> None:
-        super().__init__(error)
-        self.error = error
-        self.status = status
-
-
 def _children(records: Sequence[SubagentRun], now: int, recent_ms: int) -> list[_Child]:
     """Each child once (newest run), active first, then those ended within ``recent_ms``."""
     newest: dict[str, SubagentRun] = {}
@@ -125,7 +118,7 @@ def _resolve(target: str, children: Sequence[_Child], everyone: Sequence[Subagen
         for child in children:
             if child.index == int(number):
                 return child
-        raise _Refusal(f"Unknown subagent target: {target}")
+        raise ToolRefusal(f"Unknown subagent target: {target}")
     newest: dict[str, SubagentRun] = {}
     for record in everyone:
         newest[record.child_session_key] = record
@@ -136,10 +129,10 @@ def _resolve(target: str, children: Sequence[_Child], everyone: Sequence[Subagen
     labelled = [c for c in pool if c.record.label and c.record.label.lower() == token.lower()]
     if len(labelled) > 1:
         keys = ", ".join(c.record.child_session_key for c in labelled)
-        raise _Refusal(f"Ambiguous subagent target: {target} ({keys})")
+        raise ToolRefusal(f"Ambiguous subagent target: {target} ({keys})")
     if labelled:
         return labelled[0]
-    raise _Refusal(f"Unknown subagent target: {target}")
+    raise ToolRefusal(f"Unknown subagent target: {target}")
 
 
 class SubagentsTool:
@@ -182,7 +175,7 @@ class SubagentsTool:
             return ToolResult.error(str(error), action=action)
         try:
             return await self._act(ctx, action, target, message, recent)
-        except _Refusal as refusal:
+        except ToolRefusal as refusal:
             return ToolResult.error(refusal.error, status=refusal.status, action=action)
 
     async def _act(
@@ -192,14 +185,14 @@ class SubagentsTool:
         requester = self._catalog.canonical(ctx.session_key)
         entry = await workers.run(store.get, requester)
         if entry is not None and entry.subagent_control_scope == "none":
-            raise _Refusal("Leaf subagents cannot control other sessions.", "forbidden")
+            raise ToolRefusal("Leaf subagents cannot control other sessions.", "forbidden")
         records = await workers.run(store.runs.for_controller, requester)
         now = self._clock.now_ms()
         children = _children(records, now, recent * 60_000)
         if action == "list":
             return self._list(self._catalog, requester, children, now)
         if target is None:
-            raise _Refusal("Missing subagent target.")
+            raise ToolRefusal("Missing subagent target.")
         if action == "kill":
             if target.strip().lower() in ("all", "*"):
                 chosen = [child.record for child in children if child.record.active]
@@ -227,14 +220,14 @@ class SubagentsTool:
                 }
             )
         if message is None:
-            raise _Refusal("Missing steer message.")
+            raise ToolRefusal("Missing steer message.")
         child = _resolve(target, children, records)
         if not child.record.active:
-            raise _Refusal(f"Subagent {child.name} is not running.")
+            raise ToolRefusal(f"Subagent {child.name} is not running.")
         try:
             steered = await self._subagents.steer(child.record, message)
         except NotRunning:
-            raise _Refusal(f"Subagent {child.name} is not running.") from None
+            raise ToolRefusal(f"Subagent {child.name} is not running.") from None
         return ToolResult(
             {
                 "status": "accepted",

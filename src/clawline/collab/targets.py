@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from clawline import keys
-from clawline.errors import ClawlineError
+from clawline.errors import ClawlineError, NotFound
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
 
@@ -36,7 +36,7 @@ __all__ = [
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
-class TargetError(ClawlineError):
+class TargetError(NotFound):
     """The named session cannot be found; ``status`` is the tool result's status."""
 
     def __init__(self, message: str, status: str = "error") -> None:

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from clawline.errors import ClawlineError, StoreError
+from clawline.errors import CATEGORY_CODES, ClawlineError
 from clawline.failure_log import log_failure, one_line
 from clawline.gateway.bus import Audience, Event
 from clawline.gateway.frames import (
+    AccessRefused,
     ErrorCode,
     FrameError,
     GatewayError,
@@ -248,8 +249,8 @@ class Connection:
         try:
             request = parse_request(data, limit=settings.preauth_frame_limit)
         except FrameError as error:
-            too_big = "exceeds the limit" in error.message
-            await self._refuse(error.request_id, error, CLOSE_TOO_BIG if too_big else CLOSE_POLICY)
+            close = CLOSE_TOO_BIG if error.too_big else CLOSE_POLICY
+            await self._refuse(error.request_id, error, close)
             return False
         if request.method != "connect":
             refusal = GatewayError("invalid handshake: the first request must be connect")
@@ -320,24 +321,28 @@ class Connection:
             self.send_error(request.id, error, error.payload)
         except MethodError as error:  # a plugin method's refusal, with its protocol code
             log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
-            answer = GatewayError(error.message, ErrorCode(error.code), details=error.details)
+            details: JSON = error.details
+            if details is None or isinstance(details, dict):
+                details = {"errorClass": type(error).__name__, **(details or {})}
+            answer = GatewayError(error.message, ErrorCode(error.code), details=details)
             self.send_error(request.id, answer)
         except ClawlineError as error:
             log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
-            code = (
-                ErrorCode.UNAVAILABLE
-                if isinstance(error, StoreError)
-                else ErrorCode.INVALID_REQUEST
-            )
-            # details.errorType names clawline's error class (errors.py), so clients can tell
-            # e.g. a bad label from a missing session without parsing the message.
-            details = {"errorType": type(error).__name__}
+            # The code is the category's (errors.CATEGORY_CODES); details name the category
+            # and the class, so a client can tell a bad label from a missing session without
+            # reading the message.
+            category = error.category
+            details = {"errorType": category.__name__, "errorClass": type(error).__name__}
+            code = ErrorCode(CATEGORY_CODES[category])
             self.send_error(request.id, GatewayError(error.message, code, details=details))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("%s: %s failed", self.id, request.method)
-            self.send_error(request.id, GatewayError("internal error", ErrorCode.UNAVAILABLE))
+            internal = {"errorType": "Internal"}  # a bug: nothing to say but that it happened
+            self.send_error(
+                request.id, GatewayError("internal error", ErrorCode.UNAVAILABLE, details=internal)
+            )
         else:
             self.send_response(request.id, payload)
 
@@ -350,7 +355,7 @@ class Connection:
             raise GatewayError("already connected")
         method = self._gateway.methods.get(request.method)
         if method.scope is not None and not has_scope(self.info.scopes, method.scope):
-            raise GatewayError(f"missing scope: {method.scope}")
+            raise AccessRefused(f"missing scope: {method.scope}")
         params: dict[str, Any]
         if method.schema is not None:
             params = check(method.name, request.params, method.schema)

@@ -28,10 +28,12 @@ __all__ = [
     "MAX_PAYLOAD",
     "MAX_PREAUTH_FRAME",
     "TICK_INTERVAL_MS",
+    "AccessRefused",
     "ErrorCode",
     "FrameError",
     "GatewayError",
     "Request",
+    "Unauthorized",
     "encode_error",
     "encode_event",
     "encode_ok",
@@ -80,12 +82,24 @@ class GatewayError(ClawlineError):
         self.payload = payload
 
 
-class FrameError(GatewayError):
-    """A frame that is not a valid request. ``request_id`` is its id when one was readable."""
+class AccessRefused(GatewayError):
+    """The connection may not make this call: a scope it lacks, a method that is not there."""
 
-    def __init__(self, message: str, request_id: str | None = None) -> None:
+
+class Unauthorized(AccessRefused):
+    """The handshake's credentials are missing or wrong (``unauthorized: …``)."""
+
+
+class FrameError(GatewayError):
+    """A frame that is not a valid request. ``request_id`` is its id when one was readable;
+    ``too_big``: it was refused for its size."""
+
+    def __init__(
+        self, message: str, request_id: str | None = None, *, too_big: bool = False
+    ) -> None:
         super().__init__(message)
         self.request_id = request_id
+        self.too_big = too_big
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +113,9 @@ def parse_request(data: str | bytes, *, limit: int) -> Request:
     """Decode one client frame; raise :class:`FrameError` when it is not a valid request."""
     size = len(data.encode() if isinstance(data, str) else data)
     if size > limit:
-        raise FrameError(f"invalid frame: {size} bytes exceeds the limit of {limit} bytes")
+        raise FrameError(
+            f"invalid frame: {size} bytes exceeds the limit of {limit} bytes", too_big=True
+        )
     try:
         frame = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -131,9 +147,20 @@ def encode_ok(request_id: str, payload: JSON = None) -> str:
 
 
 def encode_error(request_id: str | None, error: GatewayError, payload: JSON = None) -> str:
+    """The failure frame of a request. Its ``details`` (an object) always carry ``errorType``,
+    the error's category (:mod:`clawline.errors`; the one given, else its code's), and
+    ``errorClass``, the class that refused (the one given, else the gateway error's own)."""
     body: JSONObject = {"code": str(error.code), "message": error.message}
-    if error.details is not None:
-        body["details"] = error.details
+    details = error.details
+    if details is None:
+        details = {}
+    if isinstance(details, dict):
+        details = {
+            **details,
+            "errorType": details.get("errorType", error.category.__name__),
+            "errorClass": details.get("errorClass", type(error).__name__),
+        }
+    body["details"] = details
     if error.retryable is not None:
         body["retryable"] = error.retryable
     frame: JSONObject = {"type": "res", "id": request_id, "ok": False, "error": body}

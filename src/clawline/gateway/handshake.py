@@ -17,9 +17,9 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from clawline.errors import ClawlineError, InvalidInput, StoreError
+from clawline.errors import ClawlineError, InvalidInput, StoreError, StoreUnavailable
 from clawline.gateway.device import DeviceAuthError, v3_payload, verify_device
-from clawline.gateway.frames import ErrorCode, GatewayError
+from clawline.gateway.frames import ErrorCode, GatewayError, Unauthorized
 from clawline.gateway.params import P, check
 from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.registry import request_line
@@ -143,10 +143,10 @@ def accept_connect(
     auth_method = "none"
     if settings.auth == "token":
         if not token:
-            raise GatewayError("unauthorized: a gateway token is required (auth.token)")
+            raise Unauthorized("unauthorized: a gateway token is required (auth.token)")
         expected = (settings.token or "").encode()
         if not hmac.compare_digest(token.encode(), expected):
-            raise GatewayError("unauthorized: gateway token mismatch")
+            raise Unauthorized("unauthorized: gateway token mismatch")
         auth_method = "token"
     requested = list(params.get("scopes") or [])
     device_id = public_key = None
@@ -220,7 +220,7 @@ async def admit_device(
         admission = await workers.run(pairings.admit, claim)
     except DeviceRevoked as error:
         raise GatewayError(error.message, ErrorCode.NOT_PAIRED) from None
-    except StoreError:
+    except (StoreError, StoreUnavailable):
         log.exception("device pairing lookup failed")
         raise GatewayError(
             "device pairing is unavailable", ErrorCode.UNAVAILABLE, retryable=True

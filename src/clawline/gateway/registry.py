@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clawline.gateway.frames import GatewayError
+from clawline.gateway.frames import AccessRefused
 from clawline.gateway.params import Schema
 from clawline.types import JSON
 
@@ -97,7 +97,7 @@ class MethodRegistry:
     def get(self, name: str) -> Method:
         method = self._methods.get(name)
         if method is None:
-            raise GatewayError(f"unknown method: {name}")
+            raise AccessRefused(f"unknown method: {name}")
         return method
 
     def __iter__(self) -> Iterator[Method]:

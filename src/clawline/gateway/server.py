@@ -14,7 +14,7 @@ from pathlib import Path
 
 import uvicorn
 
-from clawline.errors import StoreError
+from clawline.errors import StoreError, StoreUnavailable
 from clawline.gateway.app import Gateway, create_app
 from clawline.store.instance_lock import InstanceHolder, InstanceLock, StoreLockLost
 
@@ -168,7 +168,7 @@ async def _serve_holding(
             await asyncio.sleep(0.005)
         try:
             await lock.record(holder.serving(url))
-        except StoreError as error:
+        except (StoreError, StoreUnavailable) as error:
             log.warning("could not record the URL with the instance lock: %s", error)
         _write_runtime_file(runtime_file, url)
         gateway.url = url

@@ -4,9 +4,11 @@ protocol error code (:class:`MethodError`), and the operator scopes a method may
 (:data:`READ`, :data:`WRITE`, :data:`ADMIN`).
 
 The gateway's ``Call`` is a :class:`MethodCall`, and the gateway answers a :class:`MethodError`
-as a request error ``{code, message, details}`` (a test holds both to the gateway). Any other
-:class:`~clawline.errors.ClawlineError` a handler raises is answered ``INVALID_REQUEST`` (a store
-error ``UNAVAILABLE``) with ``details.errorType``, the error's class name.
+as a request error ``{code, message, details}`` (a test holds both to the gateway), the details
+naming the category and ``errorClass: "MethodError"``. Any other
+:class:`~clawline.errors.ClawlineError` a handler raises is answered with the code of its
+category (:data:`clawline.errors.CATEGORY_CODES`), ``details.errorType`` the category and
+``details.errorClass`` its class.
 """
 
 from __future__ import annotations

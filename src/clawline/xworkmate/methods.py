@@ -1,10 +1,11 @@
 """The plugin's gateway methods, registered in the upstream order.
 
 Params are open objects (the XWorkmate bridge spreads extra fields into every request), so no
-method declares a closed schema; each operation reads the fields it knows. A refusal is answered
-as a request error ``{code, message}`` with code ``INVALID_REQUEST`` and the upstream plugin's
-exact message; ``xworkmate.session.prepare`` answers ``CONFLICT`` when the message contains
-"conflict". Store failures stay ``UNAVAILABLE``, and so does a call before the plugin started.
+method declares a closed schema; each operation reads the fields it knows. A refusal is a
+clawline error with the upstream plugin's exact message, answered by the gateway from its
+category (``clawline.errors.CATEGORY_CODES``): a bad request ``INVALID_REQUEST``, a session
+mapping that points elsewhere (``xworkmate.session.prepare``) ``CONFLICT``, a store failure or a
+call before the plugin started ``UNAVAILABLE``; ``details`` name the category and the class.
 
 The handlers take the plugin host and settings from the started plugin when they are called
 (:data:`~clawline.xworkmate.state.StateSource`): they are registered before it starts.
@@ -15,14 +16,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
-from clawline.errors import ClawlineError, StoreError
 from clawline.plugins.host import PluginHost
 from clawline.plugins.methods import (
     READ,
     WRITE,
     MethodCall,
     MethodError,
-    MethodErrorCode,
     MethodHandler,
 )
 from clawline.plugins.registrars import MethodRegistrar
@@ -30,7 +29,7 @@ from clawline.types import JSON, JSONObject
 from clawline.xworkmate import operations
 from clawline.xworkmate.constants import METHOD_NAMES
 from clawline.xworkmate.settings import XWorkmateSettings
-from clawline.xworkmate.state import StateSource, XWorkmateNotStarted
+from clawline.xworkmate.state import StateSource
 from clawline.xworkmate.tasks_get import tasks_get
 
 __all__ = ["register_methods"]
@@ -42,21 +41,11 @@ class Operation(Protocol):
     ) -> Awaitable[JSONObject]: ...
 
 
-def _handler(operation: Operation, state: StateSource, *, conflicts: bool = False) -> MethodHandler:
+def _handler(operation: Operation, state: StateSource) -> MethodHandler:
     async def handle(call: MethodCall) -> JSON:
         try:
             started = state()
             return await operation(call.params, host=started.host, config=started.config)
-        except (MethodError, StoreError):
-            raise
-        except XWorkmateNotStarted as error:
-            raise MethodError(error.message, "UNAVAILABLE") from None
-        except ClawlineError as error:
-            code: MethodErrorCode = "INVALID_REQUEST"
-            if conflicts and "conflict" in error.message:
-                code = "CONFLICT"
-            details = {"errorType": type(error).__name__}
-            raise MethodError(error.message, code, details=details) from None
         except OSError as error:
             message = f"xworkmate artifact operation failed: {error.strerror or error}"
             raise MethodError(message) from None
@@ -64,13 +53,13 @@ def _handler(operation: Operation, state: StateSource, *, conflicts: bool = Fals
     return handle
 
 
-_METHODS: tuple[tuple[str, Operation, str, bool], ...] = (
-    ("xworkmate.session.prepare", operations.prepare, WRITE, True),
-    ("xworkmate.tasks.get", tasks_get, READ, False),
-    ("xworkmate.artifacts.export", operations.export, READ, False),
-    ("xworkmate.artifacts.collect-and-snapshot", operations.snapshot, WRITE, False),
-    ("xworkmate.artifacts.list", operations.list_artifacts, READ, False),
-    ("xworkmate.artifacts.read", operations.read, READ, False),
+_METHODS: tuple[tuple[str, Operation, str], ...] = (
+    ("xworkmate.session.prepare", operations.prepare, WRITE),
+    ("xworkmate.tasks.get", tasks_get, READ),
+    ("xworkmate.artifacts.export", operations.export, READ),
+    ("xworkmate.artifacts.collect-and-snapshot", operations.snapshot, WRITE),
+    ("xworkmate.artifacts.list", operations.list_artifacts, READ),
+    ("xworkmate.artifacts.read", operations.read, READ),
 )
 assert tuple(name for name, *_ in _METHODS) == METHOD_NAMES
 
@@ -78,5 +67,5 @@ assert tuple(name for name, *_ in _METHODS) == METHOD_NAMES
 def register_methods(methods: MethodRegistrar, state: StateSource) -> None:
     """Add the six ``xworkmate.*`` methods to ``methods``, in order; they work on the state
     ``state()`` gives when they are called."""
-    for name, operation, scope, conflicts in _METHODS:
-        methods.add(name, _handler(operation, state, conflicts=conflicts), scope=scope)
+    for name, operation, scope in _METHODS:
+        methods.add(name, _handler(operation, state), scope=scope)

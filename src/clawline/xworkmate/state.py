@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clawline.errors import ClawlineError
+from clawline.errors import Unavailable
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
@@ -23,7 +23,7 @@ __all__ = ["NOT_STARTED", "StateSource", "XWorkmateNotStarted", "XWorkmateState"
 NOT_STARTED = "the xworkmate plugin has not started"
 
 
-class XWorkmateNotStarted(ClawlineError):
+class XWorkmateNotStarted(Unavailable):
     """A method or tool call before the plugin's ``startup`` hook ran (answered
     ``UNAVAILABLE``)."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
 from clawline.agents.tools.base import ToolSpec
-from clawline.errors import ClawlineError
+from clawline.errors import Unavailable
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
-class ProviderError(ClawlineError):
+class ProviderError(Unavailable):
     """The model could not be reached or answered with an error."""
 
     def __init__(self, message: str, *, provider: str = "", status: int | None = None) -> None:

@@ -28,6 +28,7 @@ from clawline.agents.confined import (
 )
 from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
+from clawline.errors import InvalidInput
 from clawline.types import JSON, JSONObject
 
 __all__ = [
@@ -48,7 +49,7 @@ _CHUNK = 64 * 1024
 _PATH = {"type": "string", "description": "A path relative to the workspace."}
 
 
-class _Refused(Exception):
+class _Refused(InvalidInput):
     """A refusal the model should read (becomes an error result)."""
 
 

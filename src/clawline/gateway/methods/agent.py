@@ -14,6 +14,7 @@ import asyncio
 
 from clawline import keys
 from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
+from clawline.errors import SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import WRITE
 from clawline.gateway.methods.chat import send_through_runs
@@ -90,7 +91,7 @@ async def _session_key(call: Call) -> str:
     if session_id is not None:
         entries = await gateway.workers.run(gateway.store.by_session_id, session_id)
         if not entries:
-            raise GatewayError(f"No session found: {session_id}")
+            raise SessionNotFound(f"No session found: {session_id}")
         if len(entries) > 1:
             found = ", ".join(entry.key for entry in entries)
             raise GatewayError(f"Multiple sessions found for sessionId: {session_id} ({found})")

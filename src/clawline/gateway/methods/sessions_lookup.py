@@ -9,7 +9,7 @@ from typing import Any
 
 from clawline import keys
 from clawline.agents.history import read_messages
-from clawline.errors import ClawlineError
+from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions_common import required_key
@@ -63,12 +63,12 @@ def _resolve(catalog: SessionCatalog, scope: _Scope, selector: str, value: str) 
         key = catalog.canonical(value)
         entry = catalog.store.get(key)
         if entry is None or not scope.admits(entry, by_key=True):
-            raise GatewayError(f"No session found: {value}")
+            raise SessionNotFound(f"No session found: {value}")
         return entry.key
     if selector == "sessionId":
         found = [e for e in catalog.store.by_session_id(value) if scope.admits(e, by_key=False)]
         if not found:
-            raise GatewayError(f"No session found: {value}")
+            raise SessionNotFound(f"No session found: {value}")
         if len(found) > 1:
             listed = ", ".join(entry.key for entry in found)
             raise GatewayError(f"Multiple sessions found for sessionId: {value} ({listed})")
@@ -76,7 +76,7 @@ def _resolve(catalog: SessionCatalog, scope: _Scope, selector: str, value: str) 
     label = normalize_label(value)
     found = [e for e in catalog.by_label(label, scope.agent_id) if scope.admits(e, by_key=False)]
     if not found:
-        raise GatewayError(f"No session found with label: {label}")
+        raise SessionNotFound(f"No session found with label: {label}")
     if len(found) > 1:
         listed = ", ".join(entry.key for entry in found)
         raise GatewayError(f"Multiple sessions found with label: {label} ({listed})")
@@ -207,7 +207,7 @@ async def sessions_get(call: Call) -> JSON:
     def read() -> JSONObject:
         entry = gateway.store.get(key)
         if entry is None:
-            raise GatewayError(f"No session found: {requested}")
+            raise SessionNotFound(f"No session found: {requested}")
         rows = RowBuilder(gateway.store, gateway.runs.has_active_run)
         row = rows.one(entry, RowOptions(derived_titles=True, last_message=True))
         return {"key": key, "entry": entry.to_json(), "session": row}

@@ -100,7 +100,7 @@ def _create(
     store = catalog.store
     if parent is not None:
         if store.get(parent) is None:
-            raise GatewayError(f"unknown parent session: {parent}")
+            raise SessionNotFound(f"unknown parent session: {parent}")
         changes["parentSessionKey"] = parent
     try:
         change = catalog.patch(key, changes, cause=Cause("create"))

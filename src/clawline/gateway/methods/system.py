@@ -41,6 +41,8 @@ def replay_missed(call: Call, after_seq: int, boot_id: str | None) -> int:
                 "bootId": bus.boot_id,
                 "lastSeq": bus.last_seq,
                 "oldestSeq": bus.oldest_retained_seq,
+                "errorType": error.category.__name__,
+                "errorClass": type(error).__name__,
             },
         ) from None
     for event in missed:

@@ -334,13 +334,14 @@ class PostgresStore(Store):
 
     @contextmanager
     def _errors_mapped(self) -> Iterator[None]:
-        """Turn driver errors into :class:`StoreError` (our own errors pass through)."""
+        """Turn driver errors into :class:`StoreError` or :class:`StoreUnavailable` (our own
+        errors pass through)."""
         try:
             yield
         except psycopg.Error as error:
             raise self._store_error(error) from None
 
-    def _store_error(self, error: psycopg.Error) -> StoreError:
+    def _store_error(self, error: psycopg.Error) -> StoreError | StoreUnavailable:
         if isinstance(error, PoolClosed):
             return StoreUnavailable(f"{self.location}: the store is closed")
         if isinstance(error, PoolTimeout):
@@ -348,7 +349,7 @@ class PostgresStore(Store):
                 f"{self.location}: no free database connection in {CHECKOUT_TIMEOUT_S:g} s"
                 f" (store.poolSize is {self._settings.size})"
             )
-        kind: type[StoreError] = StoreError
+        kind: type[StoreError | StoreUnavailable] = StoreError
         if isinstance(error, pg_errors.QueryCanceled | pg_errors.LockNotAvailable):
             kind = StoreTimeout  # statement_timeout, lock_timeout: the message says which
         elif isinstance(error, psycopg.OperationalError):

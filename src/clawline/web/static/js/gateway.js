@@ -13,8 +13,9 @@ export class GatewayError extends Error {
     this.details = details;
   }
 
+  // The gateway names the refusing class in details.errorClass: decide on it, not the text.
   get unauthorized() {
-    return this.message.startsWith("unauthorized");
+    return this.details?.errorClass === "Unauthorized";
   }
 }
 
