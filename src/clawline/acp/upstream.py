@@ -68,10 +68,7 @@ class Upstream:
         flight; ``timeout`` starts when it is sent); refusals become JSON-RPC errors
         (:func:`clawline.acp.errors.from_gateway`)."""
         try:
-            async with self._calls:
-                if not self.client.connected:
-                    await self._resume()
-                return await self.client.request(method, dict(params), timeout=timeout)
+            return await self._call(method, params, timeout)
         except ClientError as error:
             raise from_gateway(error) from None
 
@@ -81,14 +78,17 @@ class Upstream:
         """:meth:`request`, but ``None`` when the gateway answers that what the call names does
         not exist (its error's category, ``details.errorType``, is ``NotFound``)."""
         try:
-            async with self._calls:
-                if not self.client.connected:
-                    await self._resume()
-                return await self.client.request(method, dict(params), timeout=timeout)
+            return await self._call(method, params, timeout)
         except ClientError as error:
             if error.category is NotFound:
                 return None
             raise from_gateway(error) from None
+
+    async def _call(self, method: str, params: Mapping[str, Any], timeout: float) -> Any:
+        async with self._calls:
+            if not self.client.connected:
+                await self._resume()
+            return await self.client.request(method, dict(params), timeout=timeout)
 
     def watch(self, run_id: str, listener: RunListener) -> Callable[[], None]:
         self._runs[run_id] = listener
