@@ -73,7 +73,7 @@ def alive(pid: int) -> bool:
     """Whether the process exists and is not a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, it was read
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
