@@ -16,7 +16,7 @@ from clawline.tasks.sweeper import (
     SweepResult,
     sweep,
 )
-from clawline.testing import FakeClock, eventually
+from clawline.testing import FakeClock, drained, eventually
 
 MAIN = "agent:main:main"
 DAY = 24 * 3600 * 1000
@@ -123,6 +123,9 @@ async def test_the_runtime_sweeps_tasks_every_interval(tmp_path: Path) -> None:
         clock.advance(LOST_GRACE_MS)
         await runtime.start()
         await eventually(lambda: registry.require(first.task_id).status == "lost")
+        # The first pass ends and its loop goes to sleep on the clock before time moves on: a
+        # clock moved while the pass still runs would leave the next one a full interval away.
+        await drained(runtime)
         second = registry.create(runtime="cli", task="u", requester_session_key="agent:main:gone")
         await clock.run_for(LOST_GRACE_MS + SWEEP_INTERVAL_MS)
         await eventually(lambda: registry.require(second.task_id).status == "lost")
