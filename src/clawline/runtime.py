@@ -25,7 +25,6 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import ParamSpec, TypeVar
 
-from clawline.agents.config import AgentSettings
 from clawline.agents.plugin import (
     FILE_TOOLS_PLUGIN,
     PROVIDERS_PLUGIN,
@@ -35,7 +34,6 @@ from clawline.agents.plugin import (
 from clawline.agents.plugin_runs import PluginRunObserver
 from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runs import RunManager
-from clawline.agents.settings_parse import agents_config
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
@@ -46,7 +44,6 @@ from clawline.collab.acp.children import AcpRuntime
 from clawline.collab.acp.router import AcpSessionRouter
 from clawline.collab.acp.runner import AcpRunner
 from clawline.collab.announce import ANNOUNCE_TICK_MS, Announcer
-from clawline.collab.attachments import attachment_limits
 from clawline.collab.bindings import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
 from clawline.collab.bindings import ThreadBindings
 from clawline.collab.completion import STOPPED_ERROR
@@ -55,7 +52,7 @@ from clawline.collab.recovery import StartupRecovery
 from clawline.collab.subagents import SubagentRegistry
 from clawline.collab.sweepers import ARCHIVE_SWEEP_INTERVAL_MS, Sweepers
 from clawline.collab.tools import CollabTools
-from clawline.config import Settings
+from clawline.config import Settings, agents_config
 from clawline.events import DomainEvents
 from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
@@ -118,7 +115,7 @@ class Runtime:
         self.channels = channels
         # --- agents: the model providers (the built-ins', then the plugins'), the agent
         # configuration (a model may name a plugin's provider), the run manager
-        agent_settings = AgentSettings.from_settings(settings)
+        agent_settings = settings.config.agents
         providers = ProviderRegistry(offline_delay_ms=agent_settings.echo_delay_ms)
         self.plugins.add(
             ProvidersPlugin(offline_delay_ms=agent_settings.echo_delay_ms),
@@ -128,7 +125,7 @@ class Runtime:
         )
         self.plugins.register_providers(providers)
         self.agents_config = agents_config(
-            settings, plugin_providers=providers.plugin_provider_names()
+            settings.config, settings.state_dir, plugin_providers=providers.plugin_provider_names()
         )
         """The parsed agent configuration (``[agents]``, ``[tools]``, ``[acp]``, …)."""
         providers.configure(self.agents_config)
@@ -153,6 +150,7 @@ class Runtime:
             workspace_of=lambda agent_id: self.agents_config.resolve_agent(agent_id).workspace,
             allow_hardlinks=self.agents_config.fs.allow_hardlinks,
             config=settings.raw,
+            settings=settings.config,
             state_dir=settings.state_dir,
         )
         self.plugins.bind(self.plugin_host)
@@ -245,7 +243,7 @@ class Runtime:
             plugins=self.plugins,
             config=self.agents_config,
             providers=providers,
-            attachments=attachment_limits(settings.raw),
+            attachments=settings.config.tools.sessions_spawn.attachments,
             main_key=settings.main_key,
         )
         self.plugins.add(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.acp.support import TOKEN, BridgeProcess, start_bridge
 

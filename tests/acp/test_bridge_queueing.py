@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from clawline.acp.upstream import MAX_GATEWAY_CALLS
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import seed

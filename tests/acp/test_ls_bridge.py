@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from clawline.cli import cli
 from clawline.cli.app import CliState
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock

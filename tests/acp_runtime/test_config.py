@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.settings import AgentsConfig
-from clawline.agents.settings_parse import parse_agents_config
-from clawline.config import ConfigError
+from clawline.config import AgentsConfig, ConfigError, parse_agents_config
 
 STATE = Path("/tmp/state")
 BAD_COMMAND = (

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clawline.config import Settings
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.acp_runtime.support import (
     MAIN,

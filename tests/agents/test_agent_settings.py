@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.config import MAX_RUN_TIMEOUT_MS
-from clawline.agents.settings import AgentsConfig, SubagentLimits, ToolPolicy
-from clawline.agents.settings_parse import parse_agents_config
-from clawline.config import ConfigError, Settings
+from clawline.config import (
+    MAX_RUN_TIMEOUT_MS,
+    AgentsConfig,
+    ConfigError,
+    Settings,
+    SubagentLimits,
+    ToolPolicy,
+    parse_agents_config,
+)
 from clawline.runtime import Runtime
 
 FULL = {
@@ -187,10 +192,13 @@ BAD: list[tuple[dict[str, Any], str]] = [
         'config: agents.defaults.model "mystery/x" is invalid: unknown provider "mystery" '
         "(known: offline, openai, anthropic)",
     ),
-    ({"agents": {"defaults": {"model": ""}}}, "config: agents.defaults.model must be a non-empty"),
+    (
+        {"agents": {"defaults": {"model": ""}}},
+        'config: agents.defaults.model must be "offline" or "<provider>/<model>"',
+    ),
     (
         {"agents": {"defaults": {"workspace": 5}}},
-        "config: agents.defaults.workspace must be a non-empty string",
+        "config: agents.defaults.workspace must be a directory path",
     ),
     ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 0}}}}, f"{SUB}.maxSpawnDepth"),
     ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 6}}}}, "an integer from 1 to 5"),

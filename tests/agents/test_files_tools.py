@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from clawline.agents.confined import ConfinedDir, PathSyntaxError
-from clawline.agents.settings import AgentsConfig
-from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.tools.files import (
     MAX_LIST_ENTRIES,
@@ -22,7 +20,7 @@ from clawline.agents.tools.files import (
     WriteFileTool,
 )
 from clawline.agents.workspace import workspace_for
-from clawline.config import Settings
+from clawline.config import AgentsConfig, FsToolsConfig, Settings
 from clawline.records.session import SessionEntry
 from clawline.runtime import Runtime
 from clawline.types import JSON

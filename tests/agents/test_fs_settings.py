@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.settings_parse import parse_agents_config
-from clawline.config import ConfigError, Settings
+from clawline.config import (
+    ConfigError,
+    Settings,
+    XWorkmateSettings,
+    parse_agents_config,
+)
 from clawline.runtime import Runtime
 from clawline.xworkmate.export import ExportOptions
-from clawline.xworkmate.settings import XWorkmateSettings, plugin_settings
 
 
 def _xworkmate_settings(state_dir: Path, raw: dict[str, Any]) -> XWorkmateSettings:
@@ -20,8 +23,8 @@ def _xworkmate_settings(state_dir: Path, raw: dict[str, Any]) -> XWorkmateSettin
     runtime = Runtime.open(Settings(state_dir=state_dir, raw=raw))
     try:
         host = runtime.plugin_host
-        return plugin_settings(
-            host.config, state_dir=host.state_dir, allow_hardlinks=host.allow_hardlinks
+        return host.settings.plugins.xworkmate.effective(
+            state_dir=host.state_dir, allow_hardlinks=host.allow_hardlinks, env={}
         )
     finally:
         runtime.close()

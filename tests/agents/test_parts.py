@@ -7,12 +7,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from clawline.agents.config import (
-    DEFAULT_RUN_TIMEOUT_MS,
-    MAX_RUN_TIMEOUT_MS,
-    AgentSettings,
-    effective_timeout_ms,
-)
 from clawline.agents.echo import EchoRunner, echo_chunks
 from clawline.agents.history import clip_message, fit_budget, read_messages
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
@@ -20,7 +14,14 @@ from clawline.agents.messages import text_of
 from clawline.agents.providers.offline import OfflineProvider
 from clawline.agents.run import RunOutcome, terminal_status
 from clawline.agents.turn import AgentRunner
-from clawline.config import ConfigError, Settings
+from clawline.config import (
+    DEFAULT_RUN_TIMEOUT_MS,
+    MAX_RUN_TIMEOUT_MS,
+    AgentsSection,
+    ConfigError,
+    Settings,
+    effective_timeout_ms,
+)
 from clawline.runtime import Runtime
 from clawline.testing import FakeClock
 from clawline.types import JSONObject, SessionStatus
@@ -111,20 +112,19 @@ def test_outcome_responses() -> None:
 
 
 def test_agent_settings_from_config(tmp_path: Path) -> None:
-    assert AgentSettings.from_settings(Settings(state_dir=tmp_path)) == AgentSettings()
+    assert Settings(state_dir=tmp_path).config.agents == AgentsSection()
     raw = {"agents": {"echo_delay_ms": 0, "timeout_seconds": 2}}
-    assert AgentSettings.from_settings(Settings(state_dir=tmp_path, raw=raw)) == AgentSettings(
-        echo_delay_ms=0, run_timeout_ms=2000
-    )
+    section = Settings(state_dir=tmp_path, raw=raw).config.agents
+    assert (section.echo_delay_ms, section.run_timeout_ms) == (0, 2000)
+    camel = Settings(state_dir=tmp_path, raw={"agents": {"echoDelayMs": 0, "timeoutSeconds": 2}})
+    assert camel.config.agents == section
     none = {"agents": {"timeout_seconds": 0}}
-    assert AgentSettings.from_settings(Settings(state_dir=tmp_path, raw=none)).run_timeout_ms == (
-        MAX_RUN_TIMEOUT_MS
-    )
+    assert Settings(state_dir=tmp_path, raw=none).config.agents.run_timeout_ms == MAX_RUN_TIMEOUT_MS
     for bad in ({"agents": {"echo_delay_ms": -1}}, {"agents": {"timeout_seconds": "1"}}):
         with pytest.raises(ConfigError, match="must be an integer >= 0"):
-            AgentSettings.from_settings(Settings(state_dir=tmp_path, raw=bad))
-    with pytest.raises(ConfigError, match=r"\[agents\] must be a table"):
-        AgentSettings.from_settings(Settings(state_dir=tmp_path, raw={"agents": 3}))
+            Settings(state_dir=tmp_path, raw=bad)
+    with pytest.raises(ConfigError, match=r"^config: agents must be a table$"):
+        Settings(state_dir=tmp_path, raw={"agents": 3})
 
 
 def test_effective_timeout() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
+from pydantic import SecretStr
 
 from clawline.agents.providers.anthropic import AnthropicProvider, anthropic_messages
 from clawline.agents.providers.base import (
@@ -18,7 +19,7 @@ from clawline.agents.providers.base import (
     ToolSpec,
     Usage,
 )
-from clawline.agents.settings import ProviderSettings
+from clawline.config import ProviderSettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 
 SPEC = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {}})
@@ -38,7 +39,7 @@ async def collect(
         name="anthropic",
         api="anthropic",
         base_url=server.anthropic_base_url,
-        secret_api_key="sk-ant-test",
+        secret_api_key=SecretStr("sk-ant-test"),
         max_retries=0,
     )
     target = AnthropicProvider(settings, {})

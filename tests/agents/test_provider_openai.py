@@ -21,8 +21,7 @@ from clawline.agents.providers.base import (
     Usage,
 )
 from clawline.agents.providers.openai_compat import OpenAIProvider
-from clawline.agents.settings import ProviderSettings
-from clawline.config import Settings
+from clawline.config import ProviderSettings, Settings
 from clawline.runtime import Runtime
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from clawline.agents.providers.base import ToolCall
-from clawline.agents.settings import AgentConfig, SubagentLimits, ToolPolicy
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry, is_leaf, tool_allowed
+from clawline.config import AgentConfig, SubagentLimits, ToolPolicy
 from clawline.records.session import SessionEntry
 from clawline.runtime import Runtime
 from clawline.types import JSON

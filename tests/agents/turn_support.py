@@ -19,10 +19,10 @@ from clawline.agents.providers.base import (
     Usage,
 )
 from clawline.agents.providers.registry import ProviderRegistry
-from clawline.agents.settings import AgentDefaults, AgentsConfig, SubagentLimits
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
+from clawline.config import AgentDefaults, AgentsConfig, SubagentLimits
 from clawline.runtime import Runtime
 from clawline.types import JSON, JSONObject
 

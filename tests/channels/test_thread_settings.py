@@ -8,10 +8,13 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.settings import AgentsConfig
-from clawline.agents.settings_parse import parse_agents_config
-from clawline.agents.settings_threads import ThreadBindingSettings, parse_thread_bindings
-from clawline.config import ConfigError
+from clawline.config import (
+    AgentsConfig,
+    ConfigError,
+    ThreadBindingSettings,
+    parse_agents_config,
+    parse_config,
+)
 
 
 def _config(raw: dict[str, Any]) -> AgentsConfig:
@@ -80,7 +83,7 @@ def test_session_level_spawn_flags_apply_to_every_channel() -> None:
 
 
 def test_default_account_from_channel_config() -> None:
-    config = parse_thread_bindings({"channels": {"forum": {"defaultAccount": " bot "}}})
+    config = parse_config({"channels": {"forum": {"defaultAccount": " bot "}}}).thread_bindings
     assert config.default_account("forum") == "bot"
     assert config.default_account("sms") == "default"
     assert config.resolve("forum", None).account_id == "bot"

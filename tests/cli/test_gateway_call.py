@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result
 
 from clawline.client.identity import load_or_create_identity
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.pairing.scopes import READ
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing.gateway_thread import GatewayThread

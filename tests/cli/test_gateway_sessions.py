@@ -20,7 +20,7 @@ from click.testing import Result
 
 from clawline.errors import StoreUnavailable
 from clawline.gateway.bus import Event
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.sessions.catalog import Change, SessionCatalog
 from clawline.testing import FakeClock
 from clawline.testing.gateway_thread import GatewayThread

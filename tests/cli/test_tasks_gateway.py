@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clawline.gateway.bus import Event
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.store.sqlite import SQLiteStore
 from clawline.tasks.registry import TaskRegistry
 from clawline.testing import FakeClock

@@ -14,9 +14,9 @@ import pytest
 from clawline.client import GatewayClient
 from clawline.config import Settings
 from clawline.gateway.assembly import build_gateway
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.server import bind_socket, serve
-from clawline.gateway.settings import GatewaySettings
 from clawline.runtime import Runtime
 from clawline.testing.gateway import RunningGateway, running_gateway
 

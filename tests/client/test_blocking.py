@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawline.client import BlockingGatewayClient, ConnectError, GatewayRequestError
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway_thread import GatewayThread
 
 TOKEN = "blocking-token"

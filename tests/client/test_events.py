@@ -10,7 +10,7 @@ import pytest
 from clawline.client import ConnectionLost, GatewayClient, GatewayEvent
 from clawline.client.events import EventQueue
 from clawline.gateway.bus import Audience
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 
 from .conftest import Connect, drop_connections

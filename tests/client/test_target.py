@@ -74,5 +74,5 @@ def test_bad_config_values_are_refused(
 
 
 def test_gateway_section_must_be_a_table(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"\[gateway\] must be a table"):
+    with pytest.raises(ConfigError, match=r"^config: gateway must be a table$"):
         configured_gateway(Settings(state_dir=tmp_path, raw={"gateway": 1}), {})

@@ -34,7 +34,9 @@ async def ops_default(tmp_path: Path) -> AsyncIterator[Runtime]:
     """A runtime whose default agent is ``ops`` (``[sessions] default_agent``), main allowed
     to spawn any defined agent, ``critic`` listed."""
     raw = config(["*"], {"id": "critic", "name": "The Critic", "model": "offline"})
-    settings = Settings(state_dir=tmp_path / "state", raw=raw, default_agent_id="ops")
+    settings = Settings(
+        state_dir=tmp_path / "state", raw={**raw, "sessions": {"default_agent": "ops"}}
+    )
     services = Runtime.open(settings)
     try:
         yield services

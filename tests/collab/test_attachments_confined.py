@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from clawline.collab.attachments import (
-    AttachmentLimits,
     prepare_attachments,
     remove_attachments,
     write_attachments,
 )
 from clawline.collab.spawn_args import RawAttachment
+from clawline.config import AttachmentLimits
 
 PREPARED = prepare_attachments(
     [RawAttachment(name="notes.txt", content="hello", encoding="utf8")],

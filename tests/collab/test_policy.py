@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from clawline.agents.settings import AgentToAgentPolicy, Visibility
-from clawline.agents.settings_parse import parse_agents_config
 from clawline.collab.policy import (
     Action,
     VisibilityGuard,
@@ -15,6 +13,7 @@ from clawline.collab.policy import (
     load_guard,
     matches_allow,
 )
+from clawline.config import AgentToAgentPolicy, Visibility, parse_agents_config
 from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, config

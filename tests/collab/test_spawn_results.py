@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from clawline import keys
-from clawline.agents.config import MAX_RUN_TIMEOUT_MS
 from clawline.collab.spawn import RUN_MODE_NOTE, SESSION_MODE_NOTE
+from clawline.config import MAX_RUN_TIMEOUT_MS
 from clawline.runtime import Runtime
 from clawline.testing.channels import threads_channel
 from clawline.testing.wire import WireRecorder

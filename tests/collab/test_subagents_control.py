@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from clawline.agents.config import MAX_RUN_TIMEOUT_MS
+from clawline.config import MAX_RUN_TIMEOUT_MS
 from clawline.runtime import Runtime
 from tests.collab.conftest import MakeServices
 from tests.collab.support import MAIN, runner_of, transcript

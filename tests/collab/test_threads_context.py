@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.channels import ChannelContext
 from clawline.collab.threads import requester_channel_context
+from clawline.config import parse_config
 from clawline.records.session import SessionEntry
 
 
@@ -78,7 +78,7 @@ def test_internal_channel_is_no_context() -> None:
 
 
 def test_default_account_comes_from_the_channel_config() -> None:
-    config = parse_thread_bindings({"channels": {"forum": {"defaultAccount": "bot"}}})
+    config = parse_config({"channels": {"forum": {"defaultAccount": "bot"}}}).thread_bindings
     entry = _entry(lastChannel="forum", lastTo="room")
     assert requester_channel_context(entry, config) == ChannelContext("forum", "bot", to="room")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clawline.config import Settings
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, threads_channel

@@ -29,7 +29,7 @@ import pytest
 
 from clawline.client.connection import GatewayClient
 from clawline.config import Settings
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeRequest, FakeToolCall
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.e2e.support import until

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.gateway.wire import WireClient
 

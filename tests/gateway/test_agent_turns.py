@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from clawline.config import Settings
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.agents.support import wait_event

@@ -7,7 +7,7 @@ from pathlib import Path
 from clawline.agents.echo import EchoRunner
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS
 from clawline.agents.messages import text_of
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.store import open_store
 from clawline.testing import FakeClock
 from clawline.testing.gateway import RunningGateway, running_gateway

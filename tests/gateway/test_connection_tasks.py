@@ -14,8 +14,8 @@ import pytest
 
 from clawline.gateway import connection as connection_module
 from clawline.gateway.connection import Connection
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN

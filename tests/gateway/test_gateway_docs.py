@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from clawline.gateway.app import Gateway
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "gateway-methods.md"
 

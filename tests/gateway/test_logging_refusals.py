@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from clawline.config import Settings
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN

@@ -15,8 +15,8 @@ import pytest
 import websockets
 
 from clawline.gateway.frames import MAX_ID_LENGTH, MAX_PAYLOAD
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN

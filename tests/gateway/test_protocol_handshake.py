@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from clawline.gateway.handshake import ADMIN, READ, WRITE
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.gateway.settings import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN

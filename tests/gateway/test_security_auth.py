@@ -13,7 +13,7 @@ import pytest
 import websockets
 
 from clawline.gateway.device import DeviceIdentity
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -18,8 +18,8 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from clawline.config import ConfigError, Settings
+from clawline.gateway.options import GatewaySettings, resolve_gateway_settings
 from clawline.gateway.origin import REPORTED_LIMIT, OriginHostCheck
-from clawline.gateway.settings import GatewaySettings, resolve_gateway_settings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.wire import WireClient
@@ -491,7 +491,8 @@ def test_a_malformed_host_entry_is_refused(entry: str) -> None:
 def test_the_keys_must_be_lists_of_strings(key: str, value: JSON) -> None:
     with pytest.raises(ConfigError) as caught:
         resolve({key: value})
-    assert caught.value.message == f"gateway {key} must be a list of strings"
+    rule = "origins" if key == "allowedOrigins" else "host names"
+    assert caught.value.message == f"config: gateway.{key} must be a list of {rule}"
 
 
 def test_bad_entries_passed_to_the_settings_directly_are_refused_at_start() -> None:

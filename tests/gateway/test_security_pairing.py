@@ -19,8 +19,8 @@ from clawline.client.connection import GatewayClient
 from clawline.client.errors import ConnectError, GatewayRequestError
 from clawline.config import Settings
 from clawline.gateway.device import DeviceIdentity
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.pairing_watch import REVOKED_REASON
-from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.registry import PairingRegistry
 from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.records.pairing import PENDING, InvalidPairingCode

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clawline.config import ConfigError, Settings
-from clawline.gateway.settings import GatewaySettings, resolve_gateway_settings
+from clawline.gateway.options import GatewaySettings, resolve_gateway_settings
 
 SECRET = "very-secret-gateway-token"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing import FakeClock
 from clawline.testing.gateway import RunningGateway, running_gateway
 from tests.gateway.support import without_details

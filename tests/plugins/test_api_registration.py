@@ -176,7 +176,7 @@ def test_invalid_plugins_are_refused_and_recorded(caplog: pytest.LogCaptureFixtu
 @pytest.mark.parametrize(
     ("plugins", "message"),
     [
-        ([], "[plugins] must be a table"),
+        ([], "config: plugins must be a table"),
         ({"enabled": "x"}, "plugins.enabled must be a list of non-empty strings"),
         ({"disabled": [""]}, "plugins.disabled must be a list of non-empty strings"),
         ({"entry_points": "yes"}, "plugins.entry_points must be true or false"),

@@ -89,10 +89,16 @@ def test_empty_url_in_file_means_default(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("store = 1\n", "config: [store] must be a table"),
-        ('sessions = "x"\n', "config: [sessions] must be a table"),
-        ("[store]\nurl = 5\n", "config: store.url must be a string"),
-        ('[store]\nurl = ["a"]\n', "config: store.url must be a string"),
+        ("store = 1\n", "config: store must be a table"),
+        ('sessions = "x"\n', "config: sessions must be a table"),
+        (
+            "[store]\nurl = 5\n",
+            "config: store.url must be a store URL (sqlite:///… or postgresql://…)",
+        ),
+        (
+            '[store]\nurl = ["a"]\n',
+            "config: store.url must be a store URL (sqlite:///… or postgresql://…)",
+        ),
         (
             '[sessions]\ndefault_agent = "-bad"\n',
             "config: sessions.default_agent must be a valid agent id",

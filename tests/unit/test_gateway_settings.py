@@ -10,7 +10,7 @@ import pytest
 
 from clawline.config import ConfigError, Settings
 from clawline.gateway.frames import MAX_BUFFERED_BYTES, MAX_PAYLOAD, MAX_PREAUTH_FRAME
-from clawline.gateway.settings import DEFAULT_PORT, GatewaySettings, resolve_gateway_settings
+from clawline.gateway.options import DEFAULT_PORT, GatewaySettings, resolve_gateway_settings
 
 SECRET = "s3cret-token-value"
 
@@ -71,7 +71,9 @@ def test_port_zero_is_allowed_for_an_ephemeral_port() -> None:
 
 @pytest.mark.parametrize("port", [-1, 65536, "http", True, None, 1.5])
 def test_bad_ports_are_refused(port: Any) -> None:
-    with pytest.raises(ConfigError, match="gateway port"):
+    with pytest.raises(
+        ConfigError, match=r"^config: gateway\.port must be an integer from 0 to 65535$"
+    ):
         resolve({"port": port} if port is not None else {"port": []})
 
 
@@ -106,9 +108,8 @@ def test_bad_config_values_are_refused(section: dict[str, Any], message: str) ->
 
 
 def test_gateway_section_must_be_a_table() -> None:
-    settings = Settings(state_dir=Path("/nonexistent"), raw={"gateway": "loopback"})
-    with pytest.raises(ConfigError, match=r"\[gateway\] must be a table"):
-        resolve_gateway_settings(settings, env={})
+    with pytest.raises(ConfigError, match=r"^config: gateway must be a table$"):
+        Settings(state_dir=Path("/nonexistent"), raw={"gateway": "loopback"})
 
 
 def test_require_device_comes_from_config() -> None:

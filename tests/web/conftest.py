@@ -18,7 +18,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from clawline.config import Settings
 from clawline.gateway.methods.web import family_service
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 
 TOKEN = "web-test-token-0123456789"

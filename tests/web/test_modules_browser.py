@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page, async_playwright
 
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import running_gateway
 from tests.web.conftest import CHROMIUM, TOKEN
 

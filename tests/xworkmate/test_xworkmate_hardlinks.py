@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from clawline.config import XWorkmateSettings
 from clawline.xworkmate.envelope import XWorkmateError
 from clawline.xworkmate.export import export_artifacts
 from clawline.xworkmate.read import read_artifact
 from clawline.xworkmate.scope import TaskScope
-from clawline.xworkmate.settings import XWorkmateSettings
 from clawline.xworkmate.snapshot import collect_and_snapshot
 from tests.xworkmate.xworkmate_support import SECRET, options, write
 

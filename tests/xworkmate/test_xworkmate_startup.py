@@ -4,7 +4,6 @@ answered by every method (the agent tool answers the same state)."""
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from clawline.runtime import Runtime
 from clawline.xworkmate import PLUGIN_ID, XWorkmatePlugin, make_plugin
 from clawline.xworkmate.constants import METHOD_NAMES
 from clawline.xworkmate.state import NOT_STARTED, XWorkmateNotStarted
-from tests.xworkmate.xworkmate_support import APP_KEY, SESSION, prepare_params, xworkmate_gateway
+from tests.xworkmate.xworkmate_support import prepare_params
 
 BAD_MAX_FILES = "config: plugins.xworkmate.maxFiles must be a positive integer"
 
@@ -82,23 +81,19 @@ async def test_before_startup_the_methods_are_unavailable(tmp_path: Path) -> Non
         runtime.close()
 
 
-async def test_a_refused_configuration_is_logged_at_startup_and_answered(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_refused_plugin_configuration_stops_start_up_before_anything_is_written(
+    tmp_path: Path,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="clawline.plugins")
-    async with xworkmate_gateway(tmp_path, {"maxFiles": 0}) as xw:
-        [logged] = [r for r in caplog.records if "startup hook failed" in r.getMessage()]
-        assert BAD_MAX_FILES in logged.getMessage()
-        refused = await xw.error("xworkmate.tasks.get", {"appThreadKey": APP_KEY})
-        assert refused == {"code": "INVALID_REQUEST", "message": BAD_MAX_FILES}
-        refused = await xw.error("xworkmate.session.prepare", prepare_params())
-        assert refused == {"code": "INVALID_REQUEST", "message": BAD_MAX_FILES}
-        runtime = xw.gw.runtime
-        assert await runtime.call(runtime.catalog.get, SESSION) is None  # nothing written
-        plugin = runtime.plugins.get(PLUGIN_ID)
-        assert isinstance(plugin, XWorkmatePlugin)
-        with pytest.raises(ConfigError, match="maxFiles"):
-            plugin.state()  # what the agent tool answers too
+    """The plugin's section is checked with the rest of config.toml, when the settings are
+    made: a bad value is one line naming the key, and no runtime (no store) is opened."""
+    raw = {"plugins": {"enabled": ["clawline.xworkmate"], "xworkmate": {"maxFiles": 0}}}
+    with pytest.raises(ConfigError) as refused:
+        Settings(state_dir=tmp_path / "state", raw=raw)
+    assert refused.value.problems == (BAD_MAX_FILES,)
+    assert not (tmp_path / "state").exists()
+    openclaw = {"plugins": {"entries": {PLUGIN_ID: {"config": {"snapshotMaxFiles": "9"}}}}}
+    with pytest.raises(ConfigError, match=r"^config: plugins\.xworkmate\.snapshotMaxFiles "):
+        Settings(state_dir=tmp_path / "state", raw=openclaw)
 
 
 def test_the_plugin_is_enabled_by_its_new_module_path_only(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from clawline.config import Settings
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 from clawline.xworkmate.export import ExportOptions
 from clawline.xworkmate.scope import TaskScope

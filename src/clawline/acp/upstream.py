@@ -20,11 +20,10 @@ from typing import Any
 
 from clawline import keys
 from clawline.acp.errors import from_gateway
-from clawline.agents.settings_parse import agents_config
 from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
 from clawline.client.errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
-from clawline.config import Settings
+from clawline.config import Settings, agents_config
 from clawline.errors import NotFound
 
 __all__ = ["MAX_GATEWAY_CALLS", "RUN_EVENTS", "Upstream", "open_upstream"]
@@ -153,14 +152,14 @@ async def _in_process_gateway(
     """The state directory's gateway, served from this process on ``127.0.0.1:0``: its URL
     and token."""
     from clawline.gateway.assembly import build_gateway
+    from clawline.gateway.options import resolve_gateway_settings
     from clawline.gateway.server import bind_socket, serve
-    from clawline.gateway.settings import resolve_gateway_settings
     from clawline.runtime import Runtime
 
     gateway_settings = resolve_gateway_settings(
         settings, port=0, bind="loopback", token=token, env=env
     )
-    agents_config(settings)
+    agents_config(settings.config, settings.state_dir)
     runtime = Runtime.open(settings)
     sock = bind_socket("127.0.0.1", 0)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import re
 
-from clawline.agents.config import DEFAULT_ECHO_DELAY_MS
 from clawline.agents.runner import RunContext, RunOutput
+from clawline.config import DEFAULT_ECHO_DELAY_MS
 
 __all__ = ["EchoRunner", "echo_chunks"]
 

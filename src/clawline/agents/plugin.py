@@ -22,9 +22,8 @@ from clawline.plugins.hookspecs import hookimpl
 if TYPE_CHECKING:
     from clawline.agents.providers.base import Provider
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.settings import ProviderSettings
-    from clawline.agents.settings_fs import FsToolsConfig
     from clawline.agents.tools.registry import ToolRegistry
+    from clawline.config import FsToolsConfig, ProviderSettings
 
 __all__ = ["FILE_TOOLS_PLUGIN", "PROVIDERS_PLUGIN", "FileToolsPlugin", "ProvidersPlugin"]
 

@@ -47,7 +47,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from clawline import keys
-from clawline.agents.config import AgentSettings, effective_timeout_ms
 from clawline.agents.execution import RunExecution
 from clawline.agents.idempotency import (
     IDEMPOTENCY_TTL_MS,
@@ -76,9 +75,9 @@ from clawline.agents.run import (
 )
 from clawline.agents.run_keys import RunKeys, stored_outcome
 from clawline.agents.runner import Runner
-from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.clock import wait_for
+from clawline.config import AgentsConfig, AgentsSection, effective_timeout_ms
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
 from clawline.records.transcript import TranscriptEvent
@@ -113,7 +112,7 @@ class RunManager:
         workers: StoreWorkers,
         clock: Clock,
         events: DomainEvents,
-        settings: AgentSettings,
+        settings: AgentsSection,
         config: AgentsConfig,
         providers: ProviderRegistry,
         tools: ToolRegistry,

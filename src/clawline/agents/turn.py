@@ -50,10 +50,10 @@ from clawline.agents.providers.base import (
 )
 from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.agents.settings import AgentConfig, AgentsConfig
 from clawline.agents.tools.base import Tool, ToolContext, ToolHost, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.workspace import ensure_workspace, workspace_for
+from clawline.config import AgentConfig, AgentsConfig
 
 if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog

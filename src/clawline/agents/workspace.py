@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from clawline.agents.confined import ConfinedDir
 
 if TYPE_CHECKING:
-    from clawline.agents.settings import AgentConfig
+    from clawline.config import AgentConfig
     from clawline.records.session import SessionEntry
 
 __all__ = ["ensure_workspace", "inside_workspace", "workspace_for"]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.settings_threads import ThreadBindingSettings
+    from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
 
 __all__ = [

@@ -23,7 +23,7 @@ from clawline.channels.base import (
 )
 
 if TYPE_CHECKING:
-    from clawline.agents.settings_threads import ThreadBindingSettings
+    from clawline.config import ThreadBindingSettings
 
 __all__ = [
     "ACP_NO_CONTEXT",

@@ -4,7 +4,8 @@ Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data 
 the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
 and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
-(the plugins a gateway would load), ``devices`` (device pairing). The JSON
+(the plugins a gateway would load), ``devices`` (device pairing), ``configuration`` (``config
+show`` and ``config check``). The JSON
 output format is documented in docs/cli.md.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from clawline.cli.acp import acp
 from clawline.cli.app import cli
+from clawline.cli.configuration import config
 from clawline.cli.devices import devices
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
@@ -29,6 +31,7 @@ cli.add_command(tasks)
 cli.add_command(acp)
 cli.add_command(plugins)
 cli.add_command(devices)
+cli.add_command(config)
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import click
 from clawline import __version__
 from clawline.cli.backend import SessionsBackend, open_local_backend
 from clawline.clock import SYSTEM_CLOCK, Clock
-from clawline.config import Settings, load_settings
+from clawline.config import ConfigError, Settings, load_settings
 from clawline.errors import ClawlineError, InvalidInput, LabelInUse
 
 __all__ = [
@@ -58,9 +58,11 @@ class CommandFailed(click.ClickException):
 
     @staticmethod
     def from_error(error: ClawlineError) -> CommandFailed:
+        # every problem of a configuration, on the one line (``config check`` lists them)
+        text = "; ".join(error.problems) if isinstance(error, ConfigError) else str(error)
         if exit_code_for(error) == 2:
-            return InputRefused(str(error))
-        return CommandFailed(str(error))
+            return InputRefused(text)
+        return CommandFailed(text)
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"error: {self.format_message()}", file=file, err=file is None)

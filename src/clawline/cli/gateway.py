@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clawline.agents.settings_parse import agents_config
 from clawline.cli.app import CliState, CommandFailed, InputRefused, pass_state
 from clawline.client.errors import ClientError
 from clawline.client.target import GatewayTarget, resolve_gateway
+from clawline.config import agents_config
 from clawline.types import JSON
 
 if TYPE_CHECKING:
@@ -85,15 +85,17 @@ def run_gateway(
 ) -> None:
     """Serve the gateway until SIGTERM or SIGINT."""
     from clawline.gateway.assembly import build_gateway
+    from clawline.gateway.options import resolve_gateway_settings
     from clawline.gateway.server import bind_socket
-    from clawline.gateway.settings import resolve_gateway_settings
     from clawline.runtime import Runtime
 
     settings = state.settings
     gateway_settings = resolve_gateway_settings(
         settings, port=port, bind=bind, auth=auth, token=token, env=state.environment
     )
-    agents_config(settings)  # a bad agents/models/tools section stops start-up
+    agents_config(
+        settings.config, settings.state_dir
+    )  # a bad agents/models/tools section stops start-up
     _configure_logging(log_level)
     try:
         sock = bind_socket(gateway_settings.host, gateway_settings.port)

@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from clawline.config import ConfigError, Settings
-from clawline.gateway.settings import DEFAULT_PORT
+from clawline.config import Settings
 
 __all__ = ["GatewayTarget", "configured_gateway", "resolve_gateway"]
 
@@ -30,26 +28,12 @@ class GatewayTarget:
     """Where the URL came from: option, env, config, runtime or default."""
 
 
-def _section(settings: Settings) -> Mapping[str, Any]:
-    section = settings.raw.get("gateway", {})
-    if not isinstance(section, Mapping):
-        raise ConfigError("config: [gateway] must be a table")
-    return section
-
-
-def _string(section: Mapping[str, Any], name: str) -> str | None:
-    value = section.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"config: gateway.{name} must be a non-empty string")
-    return value.strip()
-
-
 def _token(settings: Settings, env: Mapping[str, str], token: str | None) -> str | None:
     if token:
         return token
-    return env.get("CLAWLINE_GATEWAY_TOKEN", "").strip() or _string(_section(settings), "token")
+    configured = settings.config.gateway.token
+    from_config = configured.get_secret_value().strip() if configured is not None else None
+    return env.get("CLAWLINE_GATEWAY_TOKEN", "").strip() or from_config
 
 
 def configured_gateway(
@@ -65,7 +49,7 @@ def configured_gateway(
     from_env = env.get("CLAWLINE_GATEWAY_URL", "").strip()
     if from_env:
         return GatewayTarget(from_env, _token(settings, env, token), "env")
-    from_config = _string(_section(settings), "url")
+    from_config = settings.config.gateway.url
     if from_config:
         return GatewayTarget(from_config, _token(settings, env, token), "config")
     return None
@@ -98,7 +82,5 @@ def resolve_gateway(
     running = _runtime_url(settings)
     if running is not None:
         return GatewayTarget(running, chosen, "runtime")
-    port = env.get("CLAWLINE_GATEWAY_PORT", "").strip() or _section(settings).get(
-        "port", DEFAULT_PORT
-    )
+    port = env.get("CLAWLINE_GATEWAY_PORT", "").strip() or settings.config.gateway.port
     return GatewayTarget(f"ws://127.0.0.1:{port}", chosen, "default")

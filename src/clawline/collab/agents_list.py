@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from clawline import keys
-from clawline.agents.settings import AgentsConfig
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
+from clawline.config import AgentsConfig
 from clawline.sessions.catalog import SessionCatalog
 from clawline.types import JSON, JSONObject
 

@@ -54,9 +54,9 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.collab.recovery import StartupRecovery
+    from clawline.config import AgentsConfig
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers

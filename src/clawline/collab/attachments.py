@@ -1,7 +1,7 @@
 """``sessions_spawn`` attachments (OpenClaw's limits and texts): files handed to a subagent.
 
-Disabled unless configured (parsed once, at start-up: :func:`attachment_limits`; a value out of
-range is a :class:`~clawline.config.ConfigError`)::
+Disabled unless configured (:class:`~clawline.config.AttachmentLimits`, parsed with the rest of
+the configuration)::
 
     [tools.sessions_spawn.attachments]
     enabled = true
@@ -22,23 +22,20 @@ import binascii
 import contextlib
 import errno
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.collab.spawn_args import RawAttachment
-from clawline.config import ConfigError
+from clawline.config import AttachmentLimits
 from clawline.errors import InvalidInput
 from clawline.types import JSONObject
 
 __all__ = [
     "ATTACHMENTS_DISABLED",
-    "AttachmentLimits",
     "AttachmentRefused",
     "PreparedAttachments",
-    "attachment_limits",
     "prepare_attachments",
     "remove_attachments",
     "write_attachments",
@@ -52,41 +49,6 @@ ATTACHMENTS_DIR = ".attachments"
 
 class AttachmentRefused(InvalidInput):
     """The attachments break a limit; ``str(error)`` is the result's error text."""
-
-
-@dataclass(frozen=True, slots=True)
-class AttachmentLimits:
-    enabled: bool = False
-    max_files: int = 50
-    max_file_bytes: int = 1024 * 1024
-    max_total_bytes: int = 5 * 1024 * 1024
-
-
-def _positive(section: Mapping[str, Any], name: str, default: int, ceiling: int) -> int:
-    value = section.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= ceiling:
-        raise ConfigError(
-            f"config: tools.sessions_spawn.attachments.{name} must be an integer from 1 to "
-            f"{ceiling}"
-        )
-    return value
-
-
-def attachment_limits(raw: Mapping[str, Any]) -> AttachmentLimits:
-    """``tools.sessions_spawn.attachments`` of a whole config.toml mapping; raises
-    ``ConfigError``."""
-    tools = raw.get("tools")
-    spawn = tools.get("sessions_spawn") if isinstance(tools, Mapping) else None
-    section = spawn.get("attachments") if isinstance(spawn, Mapping) else None
-    if not isinstance(section, Mapping):
-        return AttachmentLimits()
-    defaults = AttachmentLimits()
-    return AttachmentLimits(
-        enabled=section.get("enabled") is True,
-        max_files=_positive(section, "maxFiles", defaults.max_files, 50),
-        max_file_bytes=_positive(section, "maxFileBytes", defaults.max_file_bytes, 1 << 30),
-        max_total_bytes=_positive(section, "maxTotalBytes", defaults.max_total_bytes, 1 << 30),
-    )
 
 
 @dataclass(frozen=True, slots=True)

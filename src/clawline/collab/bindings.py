@@ -33,9 +33,9 @@ from clawline.records.collab import ThreadBinding
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.settings_threads import ThreadBindingsConfig
     from clawline.channels.registry import ChannelRegistry
     from clawline.clock import Clock
+    from clawline.config import ThreadBindingsConfig
     from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

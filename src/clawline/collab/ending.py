@@ -24,7 +24,7 @@ from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON
 
 if TYPE_CHECKING:
-    from clawline.agents.settings import AgentsConfig
+    from clawline.config import AgentsConfig
     from clawline.store.base import Store
     from clawline.tasks.registry import TaskRegistry
 

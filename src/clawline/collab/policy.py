@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from clawline import keys
-from clawline.agents.settings import AgentsConfig, AgentToAgentPolicy, Visibility
+from clawline.config import AgentsConfig, AgentToAgentPolicy, Visibility
 
 if TYPE_CHECKING:
     from clawline.store.base import Store

@@ -42,8 +42,8 @@ from clawline.records.collab import SubagentRun
 from clawline.store.base import SessionQuery
 
 if TYPE_CHECKING:
-    from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
+    from clawline.config import AgentsConfig
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers

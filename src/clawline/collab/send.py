@@ -66,7 +66,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
+    from clawline.config import AgentsConfig
     from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

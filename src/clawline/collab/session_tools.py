@@ -43,8 +43,8 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
+    from clawline.config import AgentsConfig
     from clawline.records.session import SessionEntry
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers

@@ -63,7 +63,6 @@ from clawline.agents.workspace import inside_workspace, workspace_for
 from clawline.channels.planning import bind_failed_text
 from clawline.collab.agents_list import not_in_registry, spawn_targets
 from clawline.collab.attachments import (
-    AttachmentLimits,
     AttachmentRefused,
     PreparedAttachments,
     attachments_rel_dir,
@@ -86,13 +85,14 @@ from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
 from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
+from clawline.config import AttachmentLimits
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.settings import AgentsConfig
+    from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

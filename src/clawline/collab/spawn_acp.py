@@ -61,7 +61,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from clawline import keys
-from clawline.agents.settings_acp import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.workspace import ensure_workspace
 from clawline.collab.spawn_acp_plan import AcpChildPlan, AcpChildren, ChildRefused
@@ -69,13 +68,14 @@ from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
 from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
+from clawline.config import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
 from clawline.errors import AcpAgentError, ClawlineError
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
+    from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

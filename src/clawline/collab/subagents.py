@@ -58,9 +58,9 @@ if TYPE_CHECKING:
 
     from clawline.agents.run import SendAck
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.collab.announce import Announcer
+    from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

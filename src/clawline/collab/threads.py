@@ -44,8 +44,8 @@ from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.settings_threads import ThreadBindingsConfig
     from clawline.channels.registry import ChannelRegistry
+    from clawline.config import ThreadBindingsConfig
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers

@@ -25,12 +25,11 @@ from clawline.collab.tool_host import CollabToolHost
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
     from clawline.agents.runs import RunManager
-    from clawline.agents.settings import AgentsConfig
     from clawline.agents.tools.base import Tool
     from clawline.channels.registry import ChannelRegistry
     from clawline.clock import Clock
-    from clawline.collab.attachments import AttachmentLimits
     from clawline.collab.subagents import SubagentRegistry
+    from clawline.config import AgentsConfig, AttachmentLimits
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

@@ -26,11 +26,11 @@ from starlette.websockets import WebSocket
 from clawline import __version__
 from clawline.gateway.bus import Audience, EventBus
 from clawline.gateway.connection import Connection
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.origin import OriginHostCheck
 from clawline.gateway.pairing_watch import recheck_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
-from clawline.gateway.settings import GatewaySettings
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clawline.gateway.app import Gateway
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.plugin import PLUGIN_NAME as GATEWAY_PLUGIN
 from clawline.gateway.plugin import GatewayMethodsPlugin
 from clawline.gateway.registry import MethodRegistry
-from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.registry import PairingRegistry
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from clawline.errors import ClawlineError, InvalidInput, StoreError, StoreUnavailable
 from clawline.gateway.device import DeviceAuthError, v3_payload, verify_device
 from clawline.gateway.frames import ErrorCode, GatewayError, Unauthorized
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.params import P, check
-from clawline.gateway.settings import GatewaySettings
 from clawline.pairing.registry import request_line
 from clawline.pairing.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
 from clawline.records.pairing import DeviceClaim, DeviceRevoked

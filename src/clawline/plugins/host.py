@@ -36,6 +36,7 @@ from clawline.plugins import extensions
 
 if TYPE_CHECKING:
     from clawline.clock import Clock
+    from clawline.config import ClawlineConfig
     from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
@@ -60,8 +61,10 @@ class PluginHost:
       :attr:`allow_hardlinks` (``[tools.fs]``);
     - **time**: :attr:`clock`;
     - **store workers**: :meth:`run`;
-    - **configuration**: :attr:`config` (the parsed config.toml, read-only) and
-      :attr:`state_dir`; a plugin parses its own section once, in its ``startup`` hook.
+    - **configuration**: :attr:`config` (config.toml as written, read-only: a plugin's own
+      section), :attr:`settings` (the checked :class:`~clawline.config.ClawlineConfig`: the
+      built-in plugins' sections) and :attr:`state_dir`; a plugin reads its section once, in
+      its ``startup`` hook.
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class PluginHost:
         workspace_of: Callable[[str], Path],
         allow_hardlinks: bool,
         config: Mapping[str, Any],
+        settings: ClawlineConfig,
         state_dir: Path,
     ) -> None:
         self._catalog = catalog
@@ -86,6 +90,8 @@ class PluginHost:
         self.config: Mapping[str, Any] = MappingProxyType(dict(config))
         """The whole parsed config.toml (read-only); ``[plugins.entries.<id>.config]`` is also
         in every hook context as ``ctx.config``."""
+        self.settings = settings
+        """The checked configuration (every section clawline knows)."""
         self.state_dir = state_dir
 
     # --- store workers -------------------------------------------------------------------------

@@ -31,21 +31,18 @@ import functools
 import importlib
 import logging
 import types
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
 
-from clawline.config import ConfigError
+from clawline.config import PluginsConfig
 
 __all__ = [
     "BUILTIN_PLUGINS",
-    "DEFAULT_HOOK_TIMEOUT_S",
     "PLUGIN_FACTORY",
     "BuiltinPlugin",
     "Candidate",
     "LoadFailure",
-    "PluginSettings",
     "builtin_class",
     "discover",
     "plugin_of",
@@ -92,72 +89,6 @@ def builtin_class(builtin: BuiltinPlugin) -> type:
     if not isinstance(loaded, type):
         raise TypeError(f"{builtin.plugin_class} is not a class")
     return loaded
-
-
-DEFAULT_HOOK_TIMEOUT_S = 10.0
-MAX_HOOK_TIMEOUT_S = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class PluginSettings:
-    enabled: tuple[str, ...] = ()
-    disabled: frozenset[str] = frozenset()
-    entry_points: bool = True
-    hook_timeout_s: float = DEFAULT_HOOK_TIMEOUT_S
-    configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    @classmethod
-    def from_raw(cls, raw: Mapping[str, Any]) -> PluginSettings:
-        """``[plugins]`` of a parsed config.toml; raises :class:`ConfigError`."""
-        section = raw.get("plugins", {})
-        if not isinstance(section, Mapping):
-            raise ConfigError("config: [plugins] must be a table")
-        enabled = _names(section, "enabled")
-        disabled = _names(section, "disabled")
-        entry_points = section.get("entry_points", True)
-        if not isinstance(entry_points, bool):
-            raise ConfigError("config: plugins.entry_points must be true or false")
-        timeout = section.get("hook_timeout_seconds", DEFAULT_HOOK_TIMEOUT_S)
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not 0 < timeout <= MAX_HOOK_TIMEOUT_S
-        ):
-            raise ConfigError(
-                f"config: plugins.hook_timeout_seconds must be a number above 0 and at most "
-                f"{MAX_HOOK_TIMEOUT_S:g}"
-            )
-        return cls(
-            enabled=tuple(dict.fromkeys(enabled)),
-            disabled=frozenset(disabled),
-            entry_points=entry_points,
-            hook_timeout_s=float(timeout),
-            configs=_configs(section),
-        )
-
-
-def _names(section: Mapping[str, Any], name: str) -> list[str]:
-    value = section.get(name, [])
-    if not isinstance(value, list) or not all(
-        isinstance(item, str) and item.strip() for item in value
-    ):
-        raise ConfigError(f"config: plugins.{name} must be a list of non-empty strings")
-    return [item.strip() for item in value]
-
-
-def _configs(section: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    entries = section.get("entries", {})
-    if not isinstance(entries, Mapping):
-        raise ConfigError("config: plugins.entries must be a table")
-    configs: dict[str, Mapping[str, Any]] = {}
-    for plugin_id, entry in entries.items():
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"config: plugins.entries.{plugin_id} must be a table")
-        config = entry.get("config", {})
-        if not isinstance(config, Mapping):
-            raise ConfigError(f"config: plugins.entries.{plugin_id}.config must be a table")
-        configs[plugin_id] = config
-    return configs
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +144,7 @@ def _group_entry_points() -> Iterable[metadata.EntryPoint]:
 
 
 def discover(
-    settings: PluginSettings, *, entry_points: EntryPoints = _group_entry_points
+    settings: PluginsConfig, *, entry_points: EntryPoints = _group_entry_points
 ) -> tuple[list[Candidate], list[LoadFailure]]:
     """Import every plugin to load: the entry points, then those of config."""
     found: list[Candidate] = []

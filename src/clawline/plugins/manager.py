@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from clawline.config import Settings
+from clawline.config import PluginsConfig, Settings
 from clawline.failure_log import log_failure
 from clawline.plugins import hookspecs
 from clawline.plugins.context import HookContext
@@ -39,7 +39,6 @@ from clawline.plugins.loading import (
     BUILTIN_PLUGINS,
     EntryPoints,
     LoadFailure,
-    PluginSettings,
     builtin_class,
     discover,
 )
@@ -71,8 +70,8 @@ class PluginInfo:
 
 
 class PluginManager:
-    def __init__(self, settings: PluginSettings | None = None) -> None:
-        self.settings = settings or PluginSettings()
+    def __init__(self, settings: PluginsConfig | None = None) -> None:
+        self.settings = settings or PluginsConfig()
         self._pm = pluggy.PluginManager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
         self._sources: dict[str, tuple[str, str]] = {}
@@ -86,7 +85,7 @@ class PluginManager:
     ) -> PluginManager:
         """The entry points and the plugins of ``[plugins]``, loaded (the runtime adds the
         built-ins)."""
-        plugin_settings = PluginSettings.from_raw(settings.raw)
+        plugin_settings = settings.config.plugins
         manager = cls(plugin_settings)
         found, failures = (
             discover(plugin_settings)

@@ -12,8 +12,8 @@ from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import Settings
 from clawline.gateway.app import Gateway
 from clawline.gateway.assembly import build_gateway
+from clawline.gateway.options import GatewaySettings
 from clawline.gateway.server import bind_socket, serve
-from clawline.gateway.settings import GatewaySettings
 from clawline.runtime import Runtime
 
 __all__ = ["RunningGateway", "running_gateway"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clawline.clock import SYSTEM_CLOCK, Clock
-from clawline.gateway.settings import GatewaySettings
+from clawline.gateway.options import GatewaySettings
 from clawline.testing.gateway import RunningGateway, running_gateway
 
 __all__ = ["GatewayThread"]

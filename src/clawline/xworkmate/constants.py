@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from clawline.config import XWORKMATE_PLUGIN_ID
+
 __all__ = [
     "DEFAULT_EXPECTED_ARTIFACT_DIRS",
-    "DEFAULT_MAX_FILES",
-    "DEFAULT_MAX_INLINE_BYTES",
-    "DEFAULT_SNAPSHOT_MAX_FILES",
     "IGNORE_FILE_NAME",
     "LOGGER_NAME",
     "MAPPING_NAMESPACE",
@@ -14,7 +13,6 @@ __all__ = [
     "MAX_SCAN_ENTRIES",
     "METHOD_NAMES",
     "PLUGIN_ID",
-    "SIGNING_SECRET_ENV",
     "SKIPPED_DIRS",
     "TASK_ID_PREFIX",
     "TASK_RUNS_NAMESPACE",
@@ -22,7 +20,7 @@ __all__ = [
     "TOOL_NAME",
 ]
 
-PLUGIN_ID = "openclaw-multi-session-plugins"
+PLUGIN_ID = XWORKMATE_PLUGIN_ID
 """The plugin id OpenClaw knows; the key of this plugin's session extensions."""
 LOGGER_NAME = "clawline.plugins.xworkmate"
 """The plugin's logger: the name it had before the package left ``clawline.plugins``, so that
@@ -45,10 +43,6 @@ TASK_ID_PREFIX = "xworkmate-"
 """The native task clawline creates on prepare is ``xworkmate-<runId>-<digest>``
 (:func:`clawline.xworkmate.native.native_task_id`)."""
 
-DEFAULT_MAX_FILES = 64
-DEFAULT_MAX_INLINE_BYTES = 10 * 1024 * 1024
-DEFAULT_SNAPSHOT_MAX_FILES = 64
-SIGNING_SECRET_ENV = "XWORKMATE_ARTIFACT_REF_SIGNING_SECRET"
 
 TASK_SCOPE_ROOT = "tasks"
 IGNORE_FILE_NAME = "artifact-ignore.md"

@@ -20,6 +20,7 @@ from clawline.agents.confined import (
     HardlinkRefused,
     SymlinkRefused,
 )
+from clawline.config import XWorkmateSettings
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate.artifacts import describe, read_file
 from clawline.xworkmate.envelope import (
@@ -36,7 +37,6 @@ from clawline.xworkmate.scope import (
     normalize_extension_counts,
     normalize_extensions,
 )
-from clawline.xworkmate.settings import XWorkmateSettings
 from clawline.xworkmate.workspace import open_root
 
 __all__ = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
+from clawline.config import XWorkmateSettings
 from clawline.plugins.host import PluginHost
 from clawline.plugins.methods import (
     READ,
@@ -28,7 +29,6 @@ from clawline.plugins.registrars import MethodRegistrar
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate import operations
 from clawline.xworkmate.constants import METHOD_NAMES
-from clawline.xworkmate.settings import XWorkmateSettings
 from clawline.xworkmate.state import StateSource
 from clawline.xworkmate.tasks_get import tasks_get
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clawline.config import XWorkmateSettings
 from clawline.types import JSONObject
 from clawline.xworkmate.envelope import (
     XWorkmateError,
@@ -32,7 +33,6 @@ from clawline.xworkmate.scope import (
     expected_dirs_or_default,
     normalize_expected_dirs,
 )
-from clawline.xworkmate.settings import XWorkmateSettings
 from clawline.xworkmate.snapshot import collect_and_snapshot
 from clawline.xworkmate.workspace import open_root, resolve_root
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,6 @@ from clawline.xworkmate.native import END_STATUSES, finish_native_task
 from clawline.xworkmate.paths import make_directory
 from clawline.xworkmate.runs import record_run_ended
 from clawline.xworkmate.scope import TaskScope
-from clawline.xworkmate.settings import plugin_settings
 from clawline.xworkmate.state import NOT_STARTED, XWorkmateNotStarted, XWorkmateState
 from clawline.xworkmate.tool import ArtifactsTool
 from clawline.xworkmate.workspace import open_root, resolve_root
@@ -129,8 +129,8 @@ class XWorkmatePlugin:
         early."""
         self._state, self._startup_error = None, None
         try:
-            config = plugin_settings(
-                host.config, state_dir=host.state_dir, allow_hardlinks=host.allow_hardlinks
+            config = host.settings.plugins.xworkmate.effective(
+                state_dir=host.state_dir, allow_hardlinks=host.allow_hardlinks, env=os.environ
             )
         except ClawlineError as error:
             self._startup_error = error

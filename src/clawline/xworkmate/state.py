@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from clawline.errors import Unavailable
 
 if TYPE_CHECKING:
+    from clawline.config import XWorkmateSettings
     from clawline.plugins.host import PluginHost
-    from clawline.xworkmate.settings import XWorkmateSettings
 
 __all__ = ["NOT_STARTED", "StateSource", "XWorkmateNotStarted", "XWorkmateState"]
 

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from clawline.config import XWorkmateSettings
 from clawline.errors import ClawlineError
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate.constants import LOGGER_NAME
@@ -36,7 +37,6 @@ from clawline.xworkmate.native import find_native_task
 from clawline.xworkmate.operations import export
 from clawline.xworkmate.runs import latest_run, read_run
 from clawline.xworkmate.scope import expected_dirs_or_default
-from clawline.xworkmate.settings import XWorkmateSettings
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

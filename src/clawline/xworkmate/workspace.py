@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.agents.confined import ConfinedDir, SymlinkRefused
+from clawline.config import XWorkmateSettings
 from clawline.errors import ClawlineError
 from clawline.xworkmate.envelope import XWorkmateError, optional_string
 from clawline.xworkmate.paths import is_within
-from clawline.xworkmate.settings import XWorkmateSettings
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

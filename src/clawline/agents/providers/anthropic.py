@@ -26,7 +26,7 @@ from clawline.agents.providers.base import (
 )
 from clawline.agents.providers.openai_compat import parse_arguments
 from clawline.agents.providers.sdk_client import SdkClient
-from clawline.agents.settings import ProviderSettings
+from clawline.config import ProviderSettings
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

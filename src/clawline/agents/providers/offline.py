@@ -34,7 +34,6 @@ from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
-from clawline.agents.config import DEFAULT_ECHO_DELAY_MS
 from clawline.agents.echo import echo_chunks
 from clawline.agents.providers.base import (
     Finish,
@@ -56,6 +55,7 @@ from clawline.agents.steps import (
     classify_turn,
     subagent_task,
 )
+from clawline.config import DEFAULT_ECHO_DELAY_MS
 from clawline.types import JSONObject
 
 __all__ = ["OfflineProvider", "Plan", "plan_reply"]

@@ -25,7 +25,7 @@ from clawline.agents.providers.base import (
     Usage,
 )
 from clawline.agents.providers.sdk_client import SdkClient
-from clawline.agents.settings import ProviderSettings
+from clawline.config import ProviderSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -11,10 +11,14 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
-from clawline.agents.config import DEFAULT_ECHO_DELAY_MS
 from clawline.agents.providers.base import Provider, ProviderError
-from clawline.agents.settings import AgentsConfig, ProviderSettings
-from clawline.agents.settings_parse import BUILTIN_PROVIDERS, parse_model_ref
+from clawline.config import (
+    BUILTIN_PROVIDERS,
+    DEFAULT_ECHO_DELAY_MS,
+    AgentsConfig,
+    ProviderSettings,
+    parse_model_ref,
+)
 
 __all__ = ["ProviderFactory", "ProviderRegistry"]
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Generic, Protocol, TypeVar
 
 from clawline.agents.providers.base import ProviderError
-from clawline.agents.settings import ProviderSettings
+from clawline.config import ProviderSettings
 
 __all__ = ["SdkClient", "missing_key_error"]
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Protocol
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.settings import AgentConfig
+    from clawline.config import AgentConfig
     from clawline.records.session import SessionEntry
 
 __all__ = ["Tool", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]

@@ -26,8 +26,8 @@ from clawline.agents.confined import (
     NotRegularFile,
     split_path,
 )
-from clawline.agents.settings_fs import FsToolsConfig
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
+from clawline.config import FsToolsConfig
 from clawline.errors import InvalidInput
 from clawline.types import JSON, JSONObject
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from clawline.agents.settings import AgentConfig, matches_pattern
 from clawline.agents.tools.base import Tool
+from clawline.config import AgentConfig, matches_pattern
 
 if TYPE_CHECKING:
     from clawline.records.session import SessionEntry

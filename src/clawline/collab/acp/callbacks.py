@@ -27,7 +27,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from clawline.agents.settings_acp import PermissionMode
+from clawline.config import PermissionMode
 from clawline.types import JSONObject
 
 __all__ = ["READ_KINDS", "RuntimeClient", "UpdateListener"]

@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawline.agents.run import Run, RunOutcome
-from clawline.agents.settings_acp import AcpAgentConfig, AcpConfig
 from clawline.collab.acp.relay import ParentRelay, stream_log_path
 from clawline.collab.completion import Ending, ending_of, result_text
 from clawline.collab.spawn_acp_plan import acp_meta
+from clawline.config import AcpAgentConfig, AcpConfig
 from clawline.errors import AcpAgentError
 from clawline.events import DomainEvent, SessionChanged
 

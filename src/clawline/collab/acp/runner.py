@@ -19,8 +19,8 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from clawline.agents.runner import RunContext, RunOutput
-from clawline.agents.settings_acp import ACP_DISPATCH_DISABLED
 from clawline.collab.acp.updates import TurnOutput
+from clawline.config import ACP_DISPATCH_DISABLED
 from clawline.errors import AcpAgentError
 
 if TYPE_CHECKING:

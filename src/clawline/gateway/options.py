@@ -1,5 +1,5 @@
-"""Gateway settings: command-line options over environment variables over ``[gateway]`` in
-config.toml.
+"""The gateway's options: command-line options over environment variables over ``[gateway]``
+of config.toml (:class:`~clawline.config.GatewayConfig`), and the protocol limits tests tune.
 
 Secure defaults: the gateway binds to loopback. Binding to the LAN requires token
 authentication and a token; without both it refuses to start.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
-from clawline.config import ConfigError, Settings
+from clawline.config import DEFAULT_PORT, ConfigError, Settings
 from clawline.gateway.frames import (
     MAX_BUFFERED_BYTES,
     MAX_PAYLOAD,
@@ -24,9 +24,6 @@ from clawline.gateway.frames import (
 from clawline.gateway.origin import parse_allowed_hosts, parse_allowed_origins
 
 __all__ = ["DEFAULT_PORT", "GatewaySettings", "resolve_gateway_settings"]
-
-DEFAULT_PORT = 18790
-"""One above OpenClaw's 18789, so both can run on one machine."""
 
 Bind = Literal["loopback", "lan"]
 AuthMode = Literal["token", "none"]
@@ -61,15 +58,13 @@ class GatewaySettings:
         return "127.0.0.1" if self.bind == "loopback" else "0.0.0.0"
 
 
-def _int(value: Any, name: str) -> int:
-    if isinstance(value, float):  # int() would silently truncate 1.5 to 1
-        raise ConfigError(f"{name} must be an integer")
+def _port(value: str | int) -> int:
     try:
         number = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be an integer") from None
-    if isinstance(value, bool) or not 0 <= number <= 65535:
-        raise ConfigError(f"{name} must be a port number from 0 to 65535")
+    except ValueError:
+        raise ConfigError("gateway port must be an integer") from None
+    if not 0 <= number <= 65535:
+        raise ConfigError("gateway port must be a port number from 0 to 65535")
     return number
 
 
@@ -82,24 +77,18 @@ def resolve_gateway_settings(
     token: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> GatewaySettings:
-    """Merge options, environment and config into checked :class:`GatewaySettings`."""
+    """Options over environment over ``[gateway]``, checked, as :class:`GatewaySettings`."""
     env = os.environ if env is None else env
-    section = settings.raw.get("gateway", {})
-    if not isinstance(section, Mapping):
-        raise ConfigError("config: [gateway] must be a table")
-    chosen_port = _int(
-        port
-        if port is not None
-        else env.get("CLAWLINE_GATEWAY_PORT") or section.get("port", DEFAULT_PORT),
-        "gateway port",
+    section = settings.config.gateway
+    chosen_port = _port(
+        port if port is not None else env.get("CLAWLINE_GATEWAY_PORT") or section.port
     )
-    chosen_bind = bind or env.get("CLAWLINE_GATEWAY_BIND") or section.get("bind", "loopback")
+    chosen_bind = bind or env.get("CLAWLINE_GATEWAY_BIND") or section.bind
     if chosen_bind not in ("loopback", "lan"):
         raise ConfigError('gateway bind must be "loopback" or "lan"')
-    chosen_token = token or env.get("CLAWLINE_GATEWAY_TOKEN") or section.get("token")
-    if chosen_token is not None and (not isinstance(chosen_token, str) or not chosen_token.strip()):
-        raise ConfigError("gateway token must be a non-empty string")
-    chosen_auth = auth or section.get("auth") or ("token" if chosen_token else "none")
+    configured = section.token.get_secret_value().strip() if section.token else None
+    chosen_token = token or env.get("CLAWLINE_GATEWAY_TOKEN") or configured
+    chosen_auth = auth or section.auth or ("token" if chosen_token else "none")
     if chosen_auth not in ("token", "none"):
         raise ConfigError('gateway auth must be "token" or "none"')
     if chosen_auth == "token" and not chosen_token:
@@ -111,15 +100,12 @@ def resolve_gateway_settings(
             "refusing to bind off loopback without a token: use --auth token with --token "
             "(or CLAWLINE_GATEWAY_TOKEN)"
         )
-    require_device = section.get("require_device", False)
-    if not isinstance(require_device, bool):
-        raise ConfigError("gateway require_device must be true or false")
     return GatewaySettings(
         port=chosen_port,
         bind=cast(Bind, chosen_bind),
         auth=cast(AuthMode, chosen_auth),
         token=chosen_token if chosen_auth == "token" else None,
-        require_device=require_device,
-        allowed_origins=parse_allowed_origins(section.get("allowedOrigins", [])),
-        allowed_hosts=parse_allowed_hosts(section.get("allowedHosts", [])),
+        require_device=section.require_device,
+        allowed_origins=parse_allowed_origins(list(section.allowed_origins)),
+        allowed_hosts=parse_allowed_hosts(list(section.allowed_hosts)),
     )
