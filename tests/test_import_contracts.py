@@ -77,7 +77,7 @@ def test_the_source_keeps_every_contract(copy: Path, contract: str) -> None:
         ("layers", "clawline.errors", "clawline.types"),  # independent siblings
         # the domain and the core reaching an adapter or the composition root
         ("domain-without-adapters", "clawline.tasks.registry", "clawline.gateway.frames"),
-        ("domain-without-adapters", "clawline.collab.spawn", "clawline.acp.agent"),
+        ("domain-without-adapters", "clawline.collab.spawn", "clawline.acp.bridge_agent"),
         ("domain-without-adapters", "clawline.store.workers", "clawline.runtime"),
         ("domain-without-adapters", "clawline.plugins.host", "clawline.testing"),
         # a cycle between sibling packages or modules

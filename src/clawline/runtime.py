@@ -40,9 +40,9 @@ from clawline.background import Background
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.clock import SYSTEM_CLOCK, Clock
+from clawline.collab.acp.acp_runner import AcpRunner
 from clawline.collab.acp.children import AcpRuntime
 from clawline.collab.acp.router import AcpSessionRouter
-from clawline.collab.acp.runner import AcpRunner
 from clawline.collab.announce import ANNOUNCE_TICK_MS, Announcer
 from clawline.collab.bindings import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
 from clawline.collab.bindings import ThreadBindings

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from clawline.acp.server import STDIN_LIMIT
+from clawline.acp.stdio_server import STDIN_LIMIT
 from clawline.testing.gateway import RunningGateway
 from tests.acp.raw_bridge import RawBridge, peak_rss, raw_bridge
 from tests.acp.schema_check import check_message

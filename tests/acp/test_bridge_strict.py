@@ -7,7 +7,7 @@ from pathlib import Path
 import acp
 import pytest
 
-from clawline.acp.cursor import RELATIVE_CWD
+from clawline.acp.list_cursor import RELATIVE_CWD
 from clawline.acp.strict import BAD_PROTOCOL_VERSION, relative_cwd
 from clawline.testing.gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory

@@ -1,4 +1,4 @@
-"""Properties of :func:`clawline.acp.envelope.decode` over generated lines (pure, no
+"""Properties of :func:`clawline.acp.jsonrpc_envelope.decode` over generated lines (pure, no
 process).
 
 For any line: ``decode`` never raises; a refusal's answer is a valid ACP error response that
@@ -14,7 +14,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawline.acp.envelope import PARSE_ERROR, Dropped, Refusal, decode, is_request_id
+from clawline.acp.jsonrpc_envelope import PARSE_ERROR, Dropped, Refusal, decode, is_request_id
 from tests.acp.schema_check import check_message
 
 SCALARS = (

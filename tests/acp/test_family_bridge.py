@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from clawline.acp_client.family import Member, get_session_family
+from clawline.acp_client.family_loader import Member, get_session_family
 from clawline.acp_client.link import AgentLink, spawned_agent
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from clawline.acp_client.family import (
+from clawline.acp_client.family_loader import (
     INVALID_PAYLOAD,
     NO_SESSION_LIST,
     FamilyResult,

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawline.acp_client.family import (
+from clawline.acp_client.family_loader import (
     INVALID_PAYLOAD,
     get_acp_session_family,
     get_session_family,

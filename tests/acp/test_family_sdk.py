@@ -10,7 +10,7 @@ from acp import Client, connect_to_agent, spawn_agent_process, spawn_stdio_trans
 from acp.connection import Connection
 from acp.stdio import spawn_stdio_connection
 
-from clawline.acp_client.family import get_session_family
+from clawline.acp_client.family_loader import get_session_family
 from clawline.acp_client.link import AgentLink
 
 from .crafted_agent import MAIN, SUB

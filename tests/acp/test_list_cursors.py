@@ -9,7 +9,7 @@ from typing import Any
 import acp
 import pytest
 
-from clawline.acp.cursor import (
+from clawline.acp.list_cursor import (
     CWD_MISMATCH,
     INVALID_CURSOR,
     RELATIVE_CWD,

@@ -8,7 +8,7 @@ from typing import Any
 import acp
 import pytest
 
-from clawline.acp.cursor import (
+from clawline.acp.list_cursor import (
     CWD_MISMATCH,
     INVALID_CURSOR,
     ListCursor,
@@ -18,7 +18,7 @@ from clawline.acp.cursor import (
 from clawline.acp.listing import page_size
 from clawline.acp.meta import iso_time, lineage_meta, session_info
 from clawline.acp.prompt import strip_cwd_prefix
-from clawline.acp.stream import unsent_tail
+from clawline.acp.run_updates import unsent_tail
 from tests.acp.schema_check import traffic_problems
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

@@ -13,7 +13,7 @@ from typing import Any
 
 from acp.connection import StreamDirection, StreamEvent
 
-from clawline.collab.acp.process import AgentProcess
+from clawline.collab.acp.child_agent import AgentProcess
 from clawline.runtime import Runtime
 from tests.acp.schema_check import Sender, traffic_problems
 from tests.collab.support import MAIN, invoke, tool_ctx

@@ -55,5 +55,5 @@ def test_the_runtime_starts_without_the_acp_sdk(tmp_path: Path) -> None:
 
 def test_the_agent_process_module_brings_the_sdk(tmp_path: Path) -> None:
     """The probe can see the SDK: importing what an agent start imports loads it."""
-    seen = _probe(tmp_path, then="clawline.collab.acp.process")
+    seen = _probe(tmp_path, then="clawline.collab.acp.child_agent")
     assert seen == {"started": False, "after": True}

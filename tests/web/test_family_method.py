@@ -1,5 +1,5 @@
-"""``web.family`` over the wire: the family operation of clawline.acp_client.family, run through an
-ACP link to the gateway's own bridge subprocess (started on first use, stopped with the
+"""``web.family`` over the wire: the family operation of clawline.acp_client.family_loader, run
+through an ACP link to the gateway's own bridge subprocess (started on first use, stopped with the
 gateway)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 - ``cwd`` (absolute, else ``ACP session/list requires an absolute cwd.``) is passed as the
   gateway's ``workspaceDir`` filter (``spawnedCwd``, else ``spawnedWorkspaceDir``, equals it),
   so the filter runs in the store and paging stays a keyset walk;
-- the cursor wraps the gateway's signed ``nextCursor`` (:mod:`clawline.acp.cursor`); a
+- the cursor wraps the gateway's signed ``nextCursor`` (:mod:`clawline.acp.list_cursor`); a
   gateway that refuses the inner cursor (edited, from another store, another query) gives
   ``Invalid ACP session list cursor.``;
 - rows: :func:`clawline.acp.meta.session_info`, in gateway order (``updatedAt`` descending);
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from clawline.acp.cursor import (
+from clawline.acp.list_cursor import (
     INVALID_CURSOR,
     RELATIVE_CWD,
     UNSUPPORTED_CURSOR,
@@ -32,8 +32,8 @@ from clawline.acp.cursor import (
     decode_cursor,
     encode_cursor,
 )
-from clawline.acp.errors import invalid_params
 from clawline.acp.meta import session_info
+from clawline.acp.rpc_errors import invalid_params
 
 if TYPE_CHECKING:
     from clawline.acp.upstream import Upstream

@@ -9,7 +9,7 @@ dispatches a decoded message:
 - lines are read in bounded chunks (:class:`clawline.acp.lines.LineReader`); a line
   longer than ``line_limit`` is answered ``-32700`` (``id: null``) and skipped without being
   held;
-- every line goes through :func:`clawline.acp.envelope.decode`; refusals are answered
+- every line goes through :func:`clawline.acp.jsonrpc_envelope.decode`; refusals are answered
   here and never reach the connection;
 - backpressure: at most ``max_pending`` requests are between being read and being answered.
   When that many are pending, :meth:`NdjsonTransport.receive` waits for an answer to go out
@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-from clawline.acp.envelope import Dropped, Refusal, RequestId, decode, overlong
+from clawline.acp.jsonrpc_envelope import Dropped, Refusal, RequestId, decode, overlong
 from clawline.acp.lines import OVERLONG, LineReader
 
 __all__ = ["MAX_PENDING_REQUESTS", "NdjsonTransport"]

@@ -29,7 +29,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from clawline.acp.errors import invalid_params
+from clawline.acp.rpc_errors import invalid_params
 
 __all__ = ["CWD_PREFIX", "MAX_PROMPT_BYTES", "PromptInput", "prompt_input", "strip_cwd_prefix"]
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from clawline.acp.prompt import strip_cwd_prefix
-from clawline.acp.stream import TOOL_KINDS, message_text, text_chunk, tool_update
+from clawline.acp.run_updates import TOOL_KINDS, message_text, text_chunk, tool_update
 
 __all__ = ["HISTORY_LIMIT", "HISTORY_MAX_CHARS", "replay_updates"]
 

@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any, Final
 
-from clawline.acp.errors import invalid_params
+from clawline.acp.rpc_errors import invalid_params
 
 __all__ = ["BAD_PROTOCOL_VERSION", "check_protocol_version", "relative_cwd", "require_absolute_cwd"]
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from clawline import keys
-from clawline.acp.errors import from_gateway
+from clawline.acp.rpc_errors import from_gateway
 from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
 from clawline.client.errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
@@ -65,7 +65,7 @@ class Upstream:
     async def request(self, method: str, params: Mapping[str, Any], timeout: float = 60.0) -> Any:
         """The payload of one gateway call (queued while :data:`MAX_GATEWAY_CALLS` are in
         flight; ``timeout`` starts when it is sent); refusals become JSON-RPC errors
-        (:func:`clawline.acp.errors.from_gateway`)."""
+        (:func:`clawline.acp.rpc_errors.from_gateway`)."""
         try:
             return await self._call(method, params, timeout)
         except ClientError as error:

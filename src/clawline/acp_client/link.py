@@ -1,16 +1,20 @@
-"""The client side of one ACP agent: raw JSON-RPC requests and the lazy, single-flight
-initialisation that every client operation shares (docs/acp-client.md).
+"""The client side of one ACP agent for the family loader and ``clawline acp ls``: raw JSON-RPC
+requests and the lazy, single-flight initialisation that every client operation shares
+(docs/acp-client.md).
 
 Why raw JSON: the SDK's :class:`acp.ClientSideConnection` parses each result into pydantic
 models, which refuse or normalise exactly the malformed pages the family operation must report
 as ``Invalid ACP session/list response``. An :class:`AgentLink` therefore sends requests through
 the SDK's low-level JSON-RPC :class:`acp.connection.Connection` (``send_request``) and returns the
-decoded JSON untouched; callers validate it themselves.
+decoded JSON untouched; callers validate it themselves. ``initialize`` and every request go
+through :mod:`clawline.acp_client.agent_calls` (one protocol version, one race against the
+process exiting).
 
 A link is built from an *opener* that yields an :class:`AgentChannel` (a JSON-RPC requester and,
-when known, the agent's process). :func:`spawned_agent` opens a fresh process per attempt;
-:meth:`AgentLink.over` wraps a connection the caller already has (an ``acp.Connection`` or the
-SDK's ``ClientSideConnection`` from ``acp.spawn_agent_process`` / ``acp.connect_to_agent``).
+when known, the agent's process). :func:`spawned_agent` opens a fresh process per attempt
+(:func:`clawline.acp_client.agent_process.spawn_agent`); :meth:`AgentLink.over` wraps a
+connection the caller already has (an ``acp.Connection`` or the SDK's ``ClientSideConnection``
+from ``acp.spawn_agent_process`` / ``acp.connect_to_agent``).
 """
 
 from __future__ import annotations
@@ -23,38 +27,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from acp import RequestError, spawn_stdio_connection
 from acp.client.connection import ClientSideConnection
-from acp.connection import Connection, StreamObserver
+from acp.connection import StreamObserver
 
-from clawline.errors import Unavailable
+from clawline.acp_client.agent_calls import (
+    NO_SESSION_LOAD,
+    AcpClientError,
+    AgentGone,
+    JsonRpcRequester,
+    call,
+    error_text,
+    initialize,
+)
+from clawline.acp_client.agent_process import (
+    AgentCommand,
+    SpawnedAgent,
+    raw_requester,
+    spawn_agent,
+)
 
 __all__ = [
     "INIT_ATTEMPTS",
     "NO_SESSION_LOAD",
+    "STOP_GRACE_SECONDS",
     "AcpAgentConnection",
     "AcpClientError",
     "AgentChannel",
     "AgentFeatures",
     "AgentLink",
     "JsonRpcRequester",
+    "error_text",
     "spawned_agent",
 ]
 
-PROTOCOL_VERSION = 1
 INIT_ATTEMPTS = 2
-NO_SESSION_LOAD = "ACP agent does not support session/load"
-_EXIT_GRACE_SECONDS = 1.0
-
-
-class AcpClientError(Unavailable):
-    """An ACP agent failed, went away or lacks what a client operation needs."""
-
-
-class JsonRpcRequester(Protocol):
-    """What a link needs from a connection: ``acp.connection.Connection`` has it."""
-
-    async def send_request(self, method: str, params: Any | None = None) -> Any: ...
+STOP_GRACE_SECONDS = 2.0
+"""Each step of stopping a spawned agent (EOF, SIGTERM) waits this long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,15 +105,6 @@ def js_truthy(value: object) -> bool:
     return True
 
 
-def error_text(error: RequestError) -> str:
-    """The text of a JSON-RPC error: ``data.details`` when it is a non-empty string (OpenClaw
-    answers ``Internal error`` and puts the real text there), else the message."""
-    data = error.data
-    if isinstance(data, dict) and isinstance(data.get("details"), str) and data["details"]:
-        return str(data["details"])
-    return str(error)
-
-
 class AgentLink:
     """One ACP agent seen from the client side. :meth:`ready` initialises lazily, once, with up to
     :data:`INIT_ATTEMPTS` attempts; concurrent callers share the attempt in flight. When the
@@ -137,7 +136,7 @@ class AgentLink:
     ) -> AgentLink:
         """A link over a connection the caller owns (and closes); a retry re-sends
         ``initialize`` on the same connection."""
-        channel = AgentChannel(_raw_requester(connection), process)
+        channel = AgentChannel(raw_requester(connection), process)
 
         async def same_channel() -> AgentChannel:
             return channel
@@ -171,7 +170,7 @@ class AgentLink:
         await self.ready()
         channel = self._channel
         assert channel is not None
-        return await self._send(channel, method, dict(params))
+        return await self._call(channel, method, dict(params))
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -189,11 +188,14 @@ class AgentLink:
                 await self._before_attempt()
             try:
                 channel = await self._opener()
+            except AcpClientError as error:
+                failure = error
+                continue
             except Exception as error:
                 failure = AcpClientError(f"ACP agent could not be started: {error}")
                 continue
             try:
-                result = await self._handshake(channel)
+                result = await initialize(channel.requester, channel.process)
             except AcpClientError as error:
                 failure = error
                 await self._discard(channel)
@@ -208,34 +210,14 @@ class AgentLink:
         assert failure is not None
         raise failure
 
-    async def _handshake(self, channel: AgentChannel) -> object:
-        params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {}}
-        initialize = asyncio.ensure_future(self._send(channel, "initialize", params))
-        if channel.process is None:
-            return await initialize
-        exited = asyncio.ensure_future(channel.process.wait())
+    async def _call(self, channel: AgentChannel, method: str, params: dict[str, Any]) -> object:
+        """One request through :func:`~clawline.acp_client.agent_calls.call`; a channel that
+        went away is forgotten (the next :meth:`ready` reopens)."""
         try:
-            await asyncio.wait({initialize, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if initialize.done():
-                return initialize.result()
-            raise AcpClientError(f"ACP process exited with code {exited.result()}")
-        finally:
-            exited.cancel()
-            if not initialize.done():
-                initialize.cancel()
-            with contextlib.suppress(asyncio.CancelledError, AcpClientError):
-                await initialize  # so a failure that lost the race is not reported as unretrieved
-
-    async def _send(self, channel: AgentChannel, method: str, params: dict[str, Any]) -> object:
-        try:
-            result: object = await channel.requester.send_request(method, params)
-        except RequestError as error:
-            raise AcpClientError(error_text(error)) from error
-        except ConnectionError as error:
-            text = await _gone_text(channel, error)
+            return await call(channel.requester.send_request(method, params), channel.process)
+        except AgentGone:
             await self._drop(channel)
-            raise AcpClientError(text) from error
-        return result
+            raise
 
     async def _drop(self, channel: AgentChannel) -> None:
         if self._channel is channel:
@@ -245,33 +227,6 @@ class AgentLink:
     async def _discard(self, channel: AgentChannel) -> None:
         if channel.close is not None:
             await channel.close()
-
-
-async def _gone_text(channel: AgentChannel, error: ConnectionError) -> str:
-    """Prefer the exit code when the connection closed because the process ended."""
-    if channel.process is not None:
-        with contextlib.suppress(TimeoutError):
-            code = await asyncio.wait_for(channel.process.wait(), _EXIT_GRACE_SECONDS)
-            return f"ACP process exited with code {code}"
-    return str(error) or "ACP connection closed"
-
-
-def _raw_requester(connection: ClientSideConnection | JsonRpcRequester) -> JsonRpcRequester:
-    if not isinstance(connection, ClientSideConnection):
-        return connection
-    # The SDK (pinned <0.13) keeps its JSON-RPC Connection in ``_conn`` and offers no public way
-    # to send a non-extension request without pydantic parsing of the result.
-    inner = getattr(connection, "_conn", None)
-    if not isinstance(inner, Connection):
-        raise TypeError("this acp.ClientSideConnection has no raw JSON-RPC connection")
-    return inner
-
-
-async def _refuse_client_calls(method: str, params: Any | None, is_notification: bool) -> None:
-    """The link advertises no client capabilities: agent requests are refused, notifications
-    (``session/update``) ignored."""
-    if not is_notification:
-        raise RequestError.method_not_found(method)
 
 
 @contextlib.asynccontextmanager
@@ -285,32 +240,27 @@ async def spawned_agent(
     require_load: bool = True,
     before_attempt: Callable[[], Awaitable[object]] | None = None,
 ) -> AsyncIterator[AgentLink]:
-    """A link that starts ``command`` (a fresh process per initialisation attempt) and stops every
-    process it started on exit. ``env`` is added to the SDK's minimal default environment.
-    ``stderr`` defaults to inheriting ours, so a chatty agent cannot block on a full pipe.
-    ``require_load=False`` accepts an agent without ``loadSession`` (listing needs no loading).
-    ``before_attempt`` runs before each initialisation attempt (ClawX approves pending local
-    device pairings there; clawline itself needs nothing)."""
-    opened: list[contextlib.AsyncExitStack] = []
+    """A link that starts ``command`` (a fresh process per initialisation attempt, see
+    :func:`~clawline.acp_client.agent_process.spawn_agent`) and stops every process it started on
+    exit. ``env`` is added to the SDK's minimal default environment. ``stderr`` defaults to
+    inheriting ours, so a chatty agent cannot block on a full pipe. ``require_load=False``
+    accepts an agent without ``loadSession`` (listing needs no loading). ``before_attempt`` runs
+    before each initialisation attempt (ClawX approves pending local device pairings there;
+    clawline itself needs nothing)."""
+    started: list[SpawnedAgent] = []
+    agent_command = AgentCommand(argv=(command, *args), env=dict(env or {}), cwd=cwd, stderr=stderr)
 
     async def open_channel() -> AgentChannel:
-        stack = contextlib.AsyncExitStack()
-        opened.append(stack)
-        connection, process = await stack.enter_async_context(
-            spawn_stdio_connection(
-                _refuse_client_calls,
-                command,
-                *args,
-                env=env,
-                cwd=cwd,
-                observers=list(observers),
-                stderr=stderr,
-            )
-        )
-        return AgentChannel(connection, process, stack.aclose)
+        agent = await spawn_agent(agent_command, observers=observers)
+        started.append(agent)
+
+        async def stop() -> None:
+            await agent.stop(STOP_GRACE_SECONDS)
+
+        return AgentChannel(agent.requester, agent.process, stop)
 
     try:
         yield AgentLink(open_channel, require_load=require_load, before_attempt=before_attempt)
     finally:
-        for stack in reversed(opened):
-            await stack.aclose()
+        for agent in reversed(started):
+            await agent.stop(STOP_GRACE_SECONDS)

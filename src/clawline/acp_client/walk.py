@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from clawline.acp_client.link import AcpClientError
+from clawline.acp_client.agent_calls import AcpClientError
 
 __all__ = [
     "INVALID_CURSOR",

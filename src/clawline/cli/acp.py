@@ -20,7 +20,7 @@ import click
 from clawline.cli.app import ClawlineGroup, CliState, CommandFailed
 
 if TYPE_CHECKING:
-    from clawline.acp.sessions import SessionDefaults
+    from clawline.acp.session_table import SessionDefaults
 
 __all__ = ["SUBCOMMANDS", "acp"]
 
@@ -85,7 +85,7 @@ def acp(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from clawline.acp.sessions import SessionDefaults
+    from clawline.acp.session_table import SessionDefaults
 
     state = ctx.find_object(CliState) or CliState()
     defaults = SessionDefaults(
@@ -105,8 +105,8 @@ def acp(
 async def _serve(
     state: CliState, defaults: SessionDefaults, url: str | None, token: str | None
 ) -> None:
-    from clawline.acp.agent import Bridge
-    from clawline.acp.server import check_stdio, serve_stdio
+    from clawline.acp.bridge_agent import Bridge
+    from clawline.acp.stdio_server import check_stdio, serve_stdio
     from clawline.acp.upstream import open_upstream
 
     check_stdio()

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from clawline.acp_client.family import NO_SESSION_LIST, parse_parent
+from clawline.acp_client.family_loader import NO_SESSION_LIST, parse_parent
 from clawline.acp_client.link import AcpClientError, spawned_agent
 from clawline.acp_client.walk import SessionRow, js_trim, walk_session_list
 from clawline.cli.app import CliState, CommandFailed, InputRefused

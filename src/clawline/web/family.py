@@ -1,7 +1,7 @@
 """Session families for the web chat, from ACP (docs/web.md).
 
 The web chat never derives lineage itself: ``web.family {sessionKey}`` runs the family operation
-of :mod:`clawline.acp_client.family` against an ACP link to clawline's own bridge, a
+of :mod:`clawline.acp_client.family_loader` against an ACP link to clawline's own bridge, a
 ``python -m clawline acp --url <this gateway>`` subprocess that connects back to the gateway as
 an ordinary client. The subprocess is started on the first request (not at gateway start-up),
 reused by every later request and stopped when the gateway stops; if it dies, the link starts a
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawline.acp_client.family import FamilyResult, get_session_family
+from clawline.acp_client import FamilyResult, get_session_family
 from clawline.acp_client.link import AcpClientError, AgentFeatures, AgentLink, spawned_agent
 
 __all__ = [

@@ -3,14 +3,14 @@ ends.
 
 An ACP child (``agent:<acpAgentId>:acp:<uuid>``, made by ``sessions_spawn runtime="acp"``, see
 :mod:`clawline.collab.spawn_acp`) is an ordinary clawline session whose runs are served by
-:class:`~clawline.collab.acp.runner.AcpRunner` instead of the model turn loop
+:class:`~clawline.collab.acp.acp_runner.AcpRunner` instead of the model turn loop
 (:mod:`clawline.collab.acp.router`). So the
 run manager does for it what it does for every session — the user message in the transcript,
 queueing, ``chat``/``agent`` events, the assistant message, the entry status, timeouts and
 aborts (``chat.abort``, ``tasks.cancel``, ``subagents kill``) — and the runner only drives the
 agent: one run = one ``session/prompt`` of the child's ACP session.
 
-Processes (:class:`~clawline.collab.acp.process.AgentProcess`), one per live child:
+Processes (:class:`~clawline.collab.acp.child_agent.AgentProcess`), one per live child:
 
 - ``oneshot`` (spawn ``mode: "run"``): started by the spawn, closed when its run ends;
 - ``persistent`` (``mode: "session"``): kept for follow-up messages (``chat.send`` to the child
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
     from clawline.agents.runs import RunManager
     from clawline.clock import Clock
-    from clawline.collab.acp.process import AgentProcess
+    from clawline.collab.acp.child_agent import AgentProcess
     from clawline.collab.spawn_acp import ParentRelayTarget
     from clawline.collab.subagents import SubagentRegistry
     from clawline.sessions.catalog import SessionCatalog
@@ -192,11 +192,13 @@ class AcpRuntime:
             raise AcpAgentError("the gateway is shutting down; no ACP agent is started")
         # The ACP SDK (and pydantic) load with the first agent process, not at gateway start.
         from clawline.collab.acp.callbacks import RuntimeClient
-        from clawline.collab.acp.process import AgentCommand, AgentProcess
+        from clawline.collab.acp.child_agent import AgentCommand, AgentProcess
 
         config = self.config
         process = AgentProcess(
-            AgentCommand(agent.id, agent.command, agent.env, self.stderr_path(session_id)),
+            AgentCommand(
+                agent.command, agent.env, stderr=self.stderr_path(session_id), name=agent.id
+            ),
             RuntimeClient(config.permission_mode),
             grace_s=config.shutdown_grace_s,
         )

@@ -3,7 +3,7 @@
 The run manager routes every ACP-keyed session here (``RunManager.route``). Sessions the acp
 spawn runtime created carry ``acp`` metadata in their entry
 (:data:`~clawline.collab.spawn_acp_plan.ACP_META`: ``{agent, mode, cwd, acpSessionId?}``); their
-runs are turns of the external agent (:class:`clawline.collab.acp.runner.AcpRunner`). Any
+runs are turns of the external agent (:class:`clawline.collab.acp.acp_runner.AcpRunner`). Any
 other session that merely has such a key (a ``chat.send`` to ``acp:x``) keeps the default runner.
 This module does not import the ACP SDK, so gateways that never spawn an ACP child never load it.
 

@@ -24,8 +24,8 @@ from clawline.config import ACP_DISPATCH_DISABLED
 from clawline.errors import AcpAgentError
 
 if TYPE_CHECKING:
+    from clawline.collab.acp.child_agent import AgentProcess
     from clawline.collab.acp.children import AcpRuntime
-    from clawline.collab.acp.process import AgentProcess
 
 __all__ = ["AcpRunner"]
 

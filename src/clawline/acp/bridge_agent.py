@@ -3,16 +3,16 @@
 Each handler gets the request validated by the SDK's pydantic model and its ``_meta`` as a
 separate dict (the SDK's own router flattens ``_meta`` into keyword arguments, where a key like
 ``cwd`` would overwrite a real parameter), and answers plain JSON. The class deliberately does
-not inherit ``acp.Agent``: :mod:`clawline.acp.server` routes only the methods below, so
+not inherit ``acp.Agent``: :mod:`clawline.acp.stdio_server` routes only the methods below, so
 every other method is ``-32601 Method not found`` (inheriting ``acp.Agent`` would answer ``{}``).
 
-- ``session/new``: key resolution (:mod:`clawline.acp.sessions`), ``sessions.reset`` if
+- ``session/new``: key resolution (:mod:`clawline.acp.session_table`), ``sessions.reset`` if
   asked;
 - ``session/load``: ``sessions.get`` (unknown → ``-32002``), then ``chat.history`` replayed
   (:mod:`clawline.acp.replay`) before the answer;
 - ``session/resume``: ``sessions.get``, no replay;
 - ``session/prompt``: ``chat.send {idempotencyKey: runId}``, then the run's events
-  (:mod:`clawline.acp.stream`);
+  (:mod:`clawline.acp.run_updates`);
 - ``session/cancel``, ``session/close``: ``chat.abort {sessionKey, runId}``;
 - ``session/list``: ``sessions.list`` keyset pages (:mod:`clawline.acp.listing`).
 
@@ -43,19 +43,19 @@ from acp.schema import (
 )
 
 from clawline import __version__
-from clawline.acp.errors import internal_error, invalid_params, session_not_found
 from clawline.acp.listing import SessionLister
 from clawline.acp.meta import iso_time, lineage_meta, row_title
 from clawline.acp.prompt import prompt_input
 from clawline.acp.replay import HISTORY_LIMIT, HISTORY_MAX_CHARS, replay_updates
-from clawline.acp.sessions import (
+from clawline.acp.rpc_errors import internal_error, invalid_params, session_not_found
+from clawline.acp.run_updates import TurnStream
+from clawline.acp.session_table import (
     BridgeSession,
     SessionDefaults,
     SessionRequest,
     SessionTable,
     resolve_key,
 )
-from clawline.acp.stream import TurnStream
 from clawline.acp.strict import require_absolute_cwd
 from clawline.acp.upstream import Upstream
 

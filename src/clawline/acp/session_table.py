@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from clawline.acp.errors import invalid_params, not_found, session_not_found
+from clawline.acp.rpc_errors import invalid_params, not_found, session_not_found
 from clawline.errors import InvalidSessionKey
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class BridgeSession:
     cwd: str
     prefix_cwd: bool = True
     turn: Any = field(default=None, repr=False)
-    """The prompt turn in progress (a :class:`clawline.acp.agent.Turn`), if any."""
+    """The prompt turn in progress (a :class:`clawline.acp.bridge_agent.Turn`), if any."""
 
 
 class SessionTable:

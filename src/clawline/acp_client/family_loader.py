@@ -16,7 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 from clawline import keys
-from clawline.acp_client.link import AcpAgentConnection, AcpClientError
+from clawline.acp_client.agent_calls import AcpClientError
+from clawline.acp_client.link import AcpAgentConnection
 from clawline.acp_client.walk import MAX_FAMILY_PAGES, js_trim, walk_session_list
 from clawline.failure_log import failure_level, one_line
 

@@ -10,7 +10,7 @@ with the schema's stricter rules the models lack (:mod:`clawline.acp.strict`), a
 ``_meta`` as its own dict; anything else is ``-32601 Method not found``, and unknown
 notifications are ignored. Messages are framed by
 :class:`clawline.acp.ndjson.NdjsonTransport` (orjson) through the connection's transport
-seam; it also answers malformed envelopes itself (:mod:`clawline.acp.envelope`), refuses
+seam; it also answers malformed envelopes itself (:mod:`clawline.acp.jsonrpc_envelope`), refuses
 lines over :data:`STDIN_LIMIT` without holding them and stops reading while
 :data:`clawline.acp.ndjson.MAX_PENDING_REQUESTS` requests are unanswered.
 
@@ -43,7 +43,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ValidationError
 
-from clawline.acp.agent import Bridge
+from clawline.acp.bridge_agent import Bridge
 from clawline.acp.lines import READ_CHUNK
 from clawline.acp.ndjson import NdjsonTransport
 from clawline.acp.strict import check_protocol_version

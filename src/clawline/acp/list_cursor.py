@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from acp import RequestError
 
-from clawline.acp.errors import invalid_params
+from clawline.acp.rpc_errors import invalid_params
 
 __all__ = [
     "CURSOR_VERSION",
