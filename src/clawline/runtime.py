@@ -41,14 +41,14 @@ from clawline.agents.turn import AgentRunner
 from clawline.background import Background
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
+from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
+from clawline.channels.thread_bindings.living import ThreadBindings
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.collab.acp.children import AcpRuntime
 from clawline.collab.acp.router import AcpSessionRouter
 from clawline.collab.acp.runner import AcpRunner
 from clawline.collab.announce import ANNOUNCE_TICK_MS, Announcer
 from clawline.collab.attachments import attachment_limits
-from clawline.collab.bindings import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
-from clawline.collab.bindings import ThreadBindings
 from clawline.collab.completion import STOPPED_ERROR
 from clawline.collab.plugin import COLLAB_PLUGIN, CollabPlugin
 from clawline.collab.recovery import StartupRecovery

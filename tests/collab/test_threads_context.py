@@ -8,7 +8,7 @@ import pytest
 
 from clawline.agents.settings_threads import parse_thread_bindings
 from clawline.channels import ChannelContext
-from clawline.collab.threads import requester_channel_context
+from clawline.channels.thread_bindings.planner import requester_channel_context
 from clawline.records.session import SessionEntry
 
 

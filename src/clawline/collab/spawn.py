@@ -34,7 +34,7 @@ Sub-agent checks, first failure wins (OpenClaw's order), each ``{status, error}`
    minimal, low, medium, high, xhigh.``); a model that does not resolve is skipped with a
    warning (``modelApplied: false``, ``warning``);
 9. ``thread: true``: the thread binding
-   (:meth:`clawline.collab.threads.ThreadPlanner.prepare_subagent_thread` texts);
+   (:meth:`clawline.channels.thread_bindings.planner.ThreadPlanner.prepare_subagent_thread` texts);
    then attachments (:mod:`clawline.collab.attachments`: disabled by default);
    then the plugins' ``subagent_spawning`` hooks (``error``: the first refusal's text);
 10. ``error``: ``Failed to register subagent run: <msg>`` when the spawn transaction fails.
@@ -60,7 +60,13 @@ from clawline import keys
 from clawline.agents.providers.base import ProviderError
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.workspace import inside_workspace, workspace_for
-from clawline.channels.planning import bind_failed_text
+from clawline.channels.thread_bindings.planner import (
+    ThreadPlan,
+    ThreadPlanner,
+    ThreadRefusal,
+    session_mode_error,
+)
+from clawline.channels.thread_bindings.planning import bind_failed_text
 from clawline.collab.agents_list import not_in_registry, spawn_targets
 from clawline.collab.attachments import (
     AttachmentLimits,
@@ -85,7 +91,6 @@ from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
-from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline import keys
-from clawline.channels.planning import bind_failed_text
+from clawline.channels.thread_bindings.planner import ThreadPlan, bind_thread
+from clawline.channels.thread_bindings.planning import bind_failed_text
 from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_key import AlreadySpawned
-from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry

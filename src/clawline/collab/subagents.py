@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.agents.run import Run, RunOutcome
+from clawline.channels.thread_bindings.planner import ThreadPlan, bind_thread
 from clawline.collab.completion import Ending, ending_of, result_text
 from clawline.collab.ending import end_record
 from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
-from clawline.collab.threads import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError, Conflict, SessionNotFound
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry

@@ -37,8 +37,8 @@ from clawline.web.http import web_routes
 if TYPE_CHECKING:
     from clawline.agents.runs import RunManager
     from clawline.background import Background
+    from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.clock import Clock
-    from clawline.collab.bindings import ThreadBindings
     from clawline.events import DomainEvents
     from clawline.pairing.registry import PairingRegistry
     from clawline.plugins.manager import PluginManager
