@@ -10,7 +10,7 @@ creation to their end (docs/design-agents.md).
 - Completion: every run the registry started is watched through the run manager's run-end
   hook (:meth:`SubagentRegistry.run_ended`, registered by the runtime, as is
   :meth:`SubagentRegistry.delivery_done` on the announce dispatcher); when it ends,
-  :func:`~clawline.collab.ending.end_record` writes the record's end, the task's status and the
+  :func:`~clawline.collab.completion.end_record` writes the record's end, the task's status and the
   requester's inbox row in one transaction, and the announce dispatcher is told. Runs aborted
   by a gateway shutdown are left as they are: start-up recovery ends them as ``lost``
   (``clawline.collab.recovery``), exactly like runs cut off by a crash.
@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.run import Run, RunOutcome
 from clawline.channels.thread_bindings.planner import ThreadPlan, bind_thread
-from clawline.collab.completion import Ending, ending_of, result_text
-from clawline.collab.ending import end_record
+from clawline.collab.completion import Ending, end_record, ending_of, result_text
 from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
