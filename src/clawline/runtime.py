@@ -26,13 +26,13 @@ from types import TracebackType
 from typing import ParamSpec, TypeVar
 
 from clawline.agents.config import AgentSettings
+from clawline.agents.lifecycle_hooks import PluginRunObserver
 from clawline.agents.plugin import (
     FILE_TOOLS_PLUGIN,
     PROVIDERS_PLUGIN,
     FileToolsPlugin,
     ProvidersPlugin,
 )
-from clawline.agents.plugin_runs import PluginRunObserver
 from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runs import RunManager
 from clawline.agents.settings_parse import agents_config

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import fire_spawned, spawning_refusal
 from clawline.agents.providers.base import ProviderError
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.workspace import inside_workspace, workspace_for
@@ -87,7 +88,6 @@ from clawline.collab.spawn_args import (
     runtime_refusal,
     tool_schema,
 )
-from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text

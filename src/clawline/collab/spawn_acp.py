@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import fire_spawned, spawning_refusal
 from clawline.agents.settings_acp import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.workspace import ensure_workspace
@@ -73,7 +74,6 @@ from clawline.channels.thread_bindings.planner import (
 )
 from clawline.collab.spawn_acp_plan import AcpChildPlan, AcpChildren, ChildRefused
 from clawline.collab.spawn_args import SpawnRequest
-from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
 from clawline.errors import AcpAgentError, ClawlineError
 from clawline.records.collab import SubagentRun

@@ -40,10 +40,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import ended_outcome, fire_subagent_ended
 from clawline.agents.run import Run, RunOutcome
 from clawline.channels.thread_bindings.planner import ThreadPlan, bind_thread
 from clawline.collab.completion import Ending, end_record, ending_of, result_text
-from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
 from clawline.collab.spawn_key import AlreadySpawned
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.errors import ClawlineError, Conflict, SessionNotFound
@@ -322,7 +322,7 @@ class SubagentRegistry:
                 self._announcer.kick(requester)
             if ended is not None:
                 await fire_subagent_ended(
-                    ended, ended_outcome(ending), ending.error, plugins=self._plugins
+                    ended, ended_outcome(ending.task_status), ending.error, plugins=self._plugins
                 )
             if ended is not None:
                 parent: str | None = ended.requester_session_key
