@@ -90,7 +90,8 @@ from clawline.collab.spawn_args import (
 )
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
-from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
+from clawline.collab.spawn_write import ChildLimitReached, max_children_text
+from clawline.collab.subagents import SubagentRegistry
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
