@@ -21,7 +21,7 @@ from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.agents.run import RunsClosed, SendAck
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, READ, WRITE, has_scope
-from clawline.gateway.methods.sessions_common import refuse_blank_key, required_key
+from clawline.gateway.methods.sessions.common import refuse_blank_key, required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH

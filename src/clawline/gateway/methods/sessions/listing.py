@@ -22,7 +22,7 @@ import orjson
 from clawline import keys
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
-from clawline.gateway.methods.sessions_common import session_defaults
+from clawline.gateway.methods.sessions.common import session_defaults
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.records.session import SessionEntry

@@ -12,7 +12,7 @@ from clawline.agents.history import read_messages
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
-from clawline.gateway.methods.sessions_common import required_key
+from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.records.session import SessionEntry
