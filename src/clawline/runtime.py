@@ -34,7 +34,7 @@ from clawline.agents.plugin import (
     ProvidersPlugin,
 )
 from clawline.agents.providers.registry import ProviderRegistry
-from clawline.agents.runs import RunManager
+from clawline.agents.run_manager import RunManager
 from clawline.agents.settings_parse import agents_config
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
@@ -61,7 +61,7 @@ from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.rows import RowCache
+from clawline.sessions.listing_rows import RowCache
 from clawline.store import Store, open_store
 from clawline.store.instance_lock import InstanceHolder, InstanceLock
 from clawline.store.workers import StoreWorkers

@@ -10,7 +10,7 @@ import pytest
 
 from clawline.agents.echo import EchoRunner
 from clawline.gateway.methods.sessions import listing as sessions_list
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.test_sessions_support import Opener, connected, quiet
 from tests.gateway.wire import WireClient
 

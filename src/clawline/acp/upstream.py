@@ -22,7 +22,7 @@ from clawline import keys
 from clawline.acp.errors import from_gateway
 from clawline.agents.settings_parse import agents_config
 from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
-from clawline.client.errors import ClientError, ConnectError
+from clawline.client.client_errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
 from clawline.config import Settings
 from clawline.errors import NotFound

@@ -11,11 +11,11 @@ output format is documented in docs/cli.md.
 from __future__ import annotations
 
 from clawline.cli.acp import acp
-from clawline.cli.app import cli
 from clawline.cli.devices import devices
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
 from clawline.cli.plugins import plugins
+from clawline.cli.root import cli
 from clawline.cli.sessions import sessions
 from clawline.cli.tasks import tasks
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 import click
 
 from clawline.agents.settings_parse import agents_config
-from clawline.cli.app import CliState, CommandFailed, InputRefused, pass_state
-from clawline.client.errors import ClientError
+from clawline.cli.root import CliState, CommandFailed, InputRefused, pass_state
+from clawline.client.client_errors import ClientError
 from clawline.client.target import GatewayTarget, resolve_gateway
 from clawline.types import JSON
 

@@ -37,7 +37,7 @@ from clawline.cli.backend import (
     Write,
 )
 from clawline.client.blocking import BlockingGatewayClient
-from clawline.client.errors import ClientError, GatewayRequestError
+from clawline.client.client_errors import ClientError, GatewayRequestError
 from clawline.client.target import GatewayTarget
 from clawline.clock import Clock
 from clawline.config import Settings

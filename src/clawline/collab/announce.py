@@ -53,7 +53,7 @@ from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.collab.recovery import StartupRecovery

@@ -78,7 +78,6 @@ from clawline.collab.attachments import (
     remove_attachments,
     write_attachments,
 )
-from clawline.collab.params import ArgumentError
 from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, AcpSpawner, acp_accepted_again
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
@@ -92,6 +91,7 @@ from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.spawn_write import ChildLimitReached, max_children_text
 from clawline.collab.subagents import SubagentRegistry
+from clawline.collab.tool_args import ArgumentError
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject

@@ -80,7 +80,7 @@ from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog

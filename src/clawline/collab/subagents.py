@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from clawline.agents.run import SendAck
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.clock import Clock
     from clawline.collab.announce import Announcer

@@ -24,7 +24,7 @@ from clawline.collab.tool_host import CollabToolHost
 
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.agents.settings import AgentsConfig
     from clawline.agents.tools.base import Tool
     from clawline.channels.registry import ChannelRegistry

@@ -1,7 +1,7 @@
 """``chat.send``, ``chat.history``, ``chat.abort`` and ``chat.inject`` (docs/gateway-chat.md).
 
 The methods are thin: they check params and scopes and call the run manager
-(:mod:`clawline.agents.runs`), which writes the transcript and publishes the ``chat``,
+(:mod:`clawline.agents.run_manager`), which writes the transcript and publishes the ``chat``,
 ``agent``, ``session.message`` and ``sessions.changed`` events. See docs/gateway-chat.md.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.agents.history import (
+from clawline.agents.chat_history import (
     HISTORY_DEFAULT_LIMIT,
     HISTORY_DEFAULT_MAX_CHARS,
     HISTORY_MAX_CHARS,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.confined import ConfinedDir, SymlinkRefused
 from clawline.errors import ClawlineError
-from clawline.xworkmate.envelope import XWorkmateError, optional_string
+from clawline.xworkmate.open_params import XWorkmateError, optional_string
 from clawline.xworkmate.paths import is_within
 from clawline.xworkmate.settings import XWorkmateSettings
 
