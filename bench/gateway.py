@@ -281,7 +281,7 @@ def gateway_process(state_dir: Path, profile_to: Path | None = None) -> Iterator
 
 async def in_process_start_s(state_dir: Path) -> float:
     from clawline.gateway.options import GatewaySettings
-    from clawline.testing.gateway import running_gateway
+    from clawline.testing.live_gateway import running_gateway
 
     started = time.perf_counter()
     settings = GatewaySettings(port=0, auth="token", token=TOKEN)

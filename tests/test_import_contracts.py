@@ -70,7 +70,7 @@ def test_the_source_keeps_every_contract(copy: Path, contract: str) -> None:
     [
         # a lower layer importing a higher one
         ("layers", "clawline.store.base", "clawline.collab.announce"),
-        ("layers", "clawline.sessions.catalog", "clawline.agents.runs"),
+        ("layers", "clawline.sessions.catalog", "clawline.agents.run_manager"),
         ("layers", "clawline.runtime", "clawline.gateway.app"),
         ("layers", "clawline.collab.announce", "clawline.xworkmate"),
         ("layers", "clawline.acp_client.walk", "clawline.collab.spawn"),

@@ -30,8 +30,8 @@ holds every class to this)::
 Errors that carry a protocol answer decide their category by their code rather than by their
 class: the gateway's :class:`~clawline.gateway.frames.GatewayError`, a plugin method's
 :class:`~clawline.plugins.methods.MethodError` and the gateway client's
-:class:`~clawline.client.errors.ClientError` tree (a gateway's answer read back, or the client's
-own ``UNAVAILABLE`` / ``TIMEOUT``). Their
+:class:`~clawline.client.client_errors.ClientError` tree (a gateway's answer read back, or the
+client's own ``UNAVAILABLE`` / ``TIMEOUT``). Their
 :attr:`ClawlineError.category` is the one their ``details.errorType`` names, else the category
 of their code (:data:`CODE_CATEGORIES`); they are the only classes without a category ancestor.
 

@@ -25,27 +25,27 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import ParamSpec, TypeVar
 
+from clawline.agents.lifecycle_hooks import PluginRunObserver
 from clawline.agents.plugin import (
     FILE_TOOLS_PLUGIN,
     PROVIDERS_PLUGIN,
     FileToolsPlugin,
     ProvidersPlugin,
 )
-from clawline.agents.plugin_runs import PluginRunObserver
 from clawline.agents.providers.registry import ProviderRegistry
-from clawline.agents.runs import RunManager
+from clawline.agents.run_manager import RunManager
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
+from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
+from clawline.channels.thread_bindings.living import ThreadBindings
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.collab.acp.acp_runner import AcpRunner
 from clawline.collab.acp.children import AcpRuntime
 from clawline.collab.acp.router import AcpSessionRouter
 from clawline.collab.announce import ANNOUNCE_TICK_MS, Announcer
-from clawline.collab.bindings import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
-from clawline.collab.bindings import ThreadBindings
 from clawline.collab.completion import STOPPED_ERROR
 from clawline.collab.plugin import COLLAB_PLUGIN, CollabPlugin
 from clawline.collab.recovery import StartupRecovery
@@ -58,7 +58,7 @@ from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.rows import RowCache
+from clawline.sessions.listing_rows import RowCache
 from clawline.store import Store, open_store
 from clawline.store.instance_lock import InstanceHolder, InstanceLock
 from clawline.store.workers import StoreWorkers

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.acp.support import TOKEN, BridgeProcess, start_bridge
 
 BridgeFactory = Callable[..., Awaitable[BridgeProcess]]

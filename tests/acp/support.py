@@ -22,7 +22,7 @@ from acp.connection import Connection, StreamDirection, StreamEvent
 from acp.schema import RequestPermissionResponse
 
 from clawline.client import GatewayClient
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.schema_check import Sender, traffic_problems
 
 __all__ = [

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from clawline.acp.stdio_server import STDIN_LIMIT
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.raw_bridge import RawBridge, peak_rss, raw_bridge
 from tests.acp.schema_check import check_message
 

@@ -11,7 +11,7 @@ from typing import Any
 import acp
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import BridgeProcess, gateway_client, seed, text_of
 

@@ -6,7 +6,7 @@ import asyncio
 
 from clawline.acp.upstream import MAX_GATEWAY_CALLS
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import seed
 

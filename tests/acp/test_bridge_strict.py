@@ -9,7 +9,7 @@ import pytest
 
 from clawline.acp.list_cursor import RELATIVE_CWD
 from clawline.acp.strict import BAD_PROTOCOL_VERSION, relative_cwd
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import seed
 

@@ -17,7 +17,7 @@ from clawline.acp_client.link import AgentLink, spawned_agent
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.cli.helpers import START_MS, seed_family
 
 from .support import BridgeProcess, Recorder, seed

@@ -19,7 +19,7 @@ from clawline.acp.list_cursor import (
 )
 from clawline.store.base import SessionQuery
 from clawline.store.cursor import CursorCodec, Position
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import BridgeProcess, seed
 

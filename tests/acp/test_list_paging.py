@@ -10,7 +10,7 @@ from typing import Any
 from acp.schema import ListSessionsResponse
 
 from clawline.acp.listing import READ_AHEAD_TTL_S
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.acp.conftest import BridgeFactory
 from tests.acp.support import BridgeProcess, gateway_client, seed
 

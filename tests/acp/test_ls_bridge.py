@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from clawline.cli import cli
-from clawline.cli.app import CliState
+from clawline.cli.root import CliState
 from clawline.gateway.options import GatewaySettings
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.sqlite import SQLiteStore

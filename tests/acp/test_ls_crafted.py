@@ -17,7 +17,7 @@ from clawline.cli.acp_ls import (
     listed_sessions,
     ls,
 )
-from clawline.cli.app import CliState
+from clawline.cli.root import CliState
 
 from .crafted_agent import MAIN, SUB, row
 from .crafted_run import Traffic, agent_command, agent_env, process_gone

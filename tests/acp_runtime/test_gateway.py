@@ -12,7 +12,7 @@ import pytest
 
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.acp_runtime.support import (
     MAIN,
     Traffic,

@@ -7,8 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from clawline.agents.chat_history import clip_message, fit_budget, read_messages
 from clawline.agents.echo import EchoRunner, echo_chunks
-from clawline.agents.history import clip_message, fit_budget, read_messages
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
 from clawline.agents.messages import text_of
 from clawline.agents.providers.offline import OfflineProvider

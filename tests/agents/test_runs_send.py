@@ -6,7 +6,7 @@ import pytest
 
 from clawline.agents import idempotency
 from clawline.agents.echo import EchoRunner
-from clawline.agents.runs import RunManager
+from clawline.agents.run_manager import RunManager
 from clawline.errors import InvalidField, InvalidSessionKey
 from clawline.runtime import Runtime
 from clawline.testing import FakeClock, drained

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from clawline.cli import cli
-from clawline.cli.app import CliState
+from clawline.cli.root import CliState
 from clawline.sessions.catalog import SessionCatalog
 from clawline.testing import FakeClock
 

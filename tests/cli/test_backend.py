@@ -10,7 +10,6 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from clawline.cli import cli
-from clawline.cli.app import CliState
 from clawline.cli.backend import (
     Deletion,
     ListRequest,
@@ -20,6 +19,7 @@ from clawline.cli.backend import (
     SessionTree,
     Write,
 )
+from clawline.cli.root import CliState
 from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.errors import SessionNotFound

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from clawline.client.client_errors import ConnectError, GatewayRequestError
 from clawline.client.connection import GatewayClient
-from clawline.client.errors import ConnectError, GatewayRequestError
 from clawline.gateway.device import DeviceIdentity
 from clawline.pairing.registry import CODE_TTL_MS, PairingRegistry
 from clawline.pairing.scopes import ADMIN, READ, WRITE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clawline.cli.app import CommandFailed, one_line
+from clawline.cli.root import CommandFailed, one_line
 from clawline.errors import InvalidLabel, SessionNotFound, StoreUnavailable
 from clawline.sessions.catalog import SessionCatalog
 from clawline.testing import FakeClock

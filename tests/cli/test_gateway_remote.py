@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from clawline.cli.app import exit_code_for
 from clawline.cli.remote import entry_from_row, local_error
+from clawline.cli.root import exit_code_for
 from clawline.client import ClientError, GatewayRequestError
 from clawline.errors import InvalidInput, LabelInUse, SessionNotFound
 from clawline.records.session import SessionEntry
-from clawline.sessions.rows import session_row
+from clawline.sessions.listing_rows import session_row
 
 
 def full_entry() -> SessionEntry:

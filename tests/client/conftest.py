@@ -18,7 +18,7 @@ from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.server import bind_socket, serve
 from clawline.runtime import Runtime
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 
 TOKEN = "client-test-token-42"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from clawline.client import ConnectionLost, GatewayClient, GatewayEvent
-from clawline.client.events import EventQueue
+from clawline.client.event_queue import EventQueue
 from clawline.gateway.bus import Audience
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 
 from .conftest import Connect, drop_connections
 

@@ -12,7 +12,7 @@ import pytest
 from clawline.client import ConnectError, DeviceIdentity, GatewayClient, normalize_url
 from clawline.client.handshake import ConnectOptions
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.pairing import pair_device
 from clawline.types import JSONObject
 

@@ -20,7 +20,7 @@ from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.methods import system
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from clawline.types import JSON
 
 from .conftest import Connect, drop_connections, serving

@@ -13,7 +13,7 @@ from clawline.gateway.handshake import READ
 from clawline.gateway.methods import builtin_methods, system
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from clawline.types import JSON
 
 from .conftest import Connect, drop_connections, serving

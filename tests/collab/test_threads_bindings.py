@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from clawline.channels import SubagentEnded
-from clawline.collab.bindings import SWEEP_INTERVAL_MS, DeliveryTarget
+from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS, DeliveryTarget
 from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
 from clawline.testing import eventually, settled

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from clawline.channels import ChannelContext
-from clawline.collab.threads import requester_channel_context
+from clawline.channels.thread_bindings.planner import requester_channel_context
 from clawline.config import parse_config
 from clawline.records.session import SessionEntry
 

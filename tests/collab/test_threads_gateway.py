@@ -15,7 +15,7 @@ from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, threads_channel
 from clawline.testing.clock import FakeClock
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.collab.threads_support import CHILD
 from tests.gateway.wire import WireClient
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from clawline.collab.threads import SpawnThreadDecision
+from clawline.channels.thread_bindings.planner import SpawnThreadDecision
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel
 from tests.collab.conftest import MakeServices

@@ -16,7 +16,7 @@ from clawline.channels import (
     SpawningResult,
     SubagentSpawning,
 )
-from clawline.collab.threads import ThreadPlan, ThreadRefusal, bind_thread
+from clawline.channels.thread_bindings.planner import ThreadPlan, ThreadRefusal, bind_thread
 from clawline.errors import Conflict
 from clawline.runtime import Runtime
 from clawline.testing.channels import FakeChannel, plain_channel, threads_channel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.collab.threads import ThreadPlanner
+from clawline.channels.thread_bindings.planner import ThreadPlanner
 from clawline.runtime import Runtime
 from clawline.types import JSON
 

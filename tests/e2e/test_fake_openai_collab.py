@@ -31,7 +31,7 @@ from clawline.client.connection import GatewayClient
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeRequest, FakeToolCall
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.e2e.support import until
 
 TOKEN = "fake-openai-collab-token"

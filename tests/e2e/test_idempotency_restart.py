@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from clawline.client.client_errors import GatewayRequestError
 from clawline.client.connection import GatewayClient
-from clawline.client.errors import GatewayRequestError
 from tests.e2e.support import clean_env, gateway_process, message_events, opened_store, until
 
 TOKEN = "idempotency-restart-token-0123"

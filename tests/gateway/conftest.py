@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.gateway.wire import WireClient
 
 TOKEN = "test-token-0123456789"

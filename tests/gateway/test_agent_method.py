@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from clawline.agents.echo import EchoRunner
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.agents.support import BlockingRunner, FailingRunner, RecordingClient, request
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -13,7 +13,7 @@ import pytest
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.agents.support import wait_event
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clawline.agents.echo import EchoRunner
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.agents.support import BlockingRunner, request
 from tests.gateway.wire import WireClient
 

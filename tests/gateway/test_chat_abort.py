@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.agents.support import BlockingRunner, run_end, wait_event
 from tests.gateway.support import without_details
 from tests.gateway.wire import WireClient

@@ -10,7 +10,7 @@ from clawline.agents.messages import text_of
 from clawline.gateway.options import GatewaySettings
 from clawline.store import open_store
 from clawline.testing import FakeClock
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.agents.support import BlockingRunner, run_end, wait_event
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -16,7 +16,7 @@ from clawline.gateway import connection as connection_module
 from clawline.gateway.connection import Connection
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -12,7 +12,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from clawline.gateway.bus import Audience, Event
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params
 

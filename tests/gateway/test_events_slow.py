@@ -21,7 +21,7 @@ import pytest
 from clawline.gateway.bus import Audience
 from clawline.gateway.connection import Connection
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params
 

@@ -17,7 +17,7 @@ from clawline.store.instance_lock import StoreInUse, StoreLockLost
 from clawline.store.postgres.instance_lock import INSTANCE_LOCK_CLASS
 from clawline.store.postgres.migrations import advisory_key
 from clawline.store.sqlite.instance_lock import lock_path_for
-from clawline.testing.gateway import running_gateway
+from clawline.testing.live_gateway import running_gateway
 from tests.conftest import PgSchemas
 from tests.e2e.support import until
 

@@ -13,7 +13,7 @@ import pytest
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.testing.gateway import running_gateway
+from clawline.testing.live_gateway import running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

@@ -13,7 +13,7 @@ import pytest
 from clawline.gateway.device import DeviceIdentity, b64url, device_id_for
 from clawline.gateway.handshake import ADMIN, READ, WRITE
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.pairing import pair_device
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params

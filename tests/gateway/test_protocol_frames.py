@@ -17,7 +17,7 @@ import websockets
 from clawline.gateway.frames import MAX_ID_LENGTH, MAX_PAYLOAD
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient

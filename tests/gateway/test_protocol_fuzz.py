@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawline.gateway.frames import MAX_ID_LENGTH, MAX_METHOD_LENGTH
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import connect_params
 

@@ -14,7 +14,7 @@ import pytest
 from clawline.gateway.handshake import ADMIN, READ, WRITE
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient, connect_params

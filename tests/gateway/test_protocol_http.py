@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 import websockets
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 
 
 def get(url: str) -> tuple[int, str, bytes]:

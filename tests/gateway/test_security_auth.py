@@ -14,7 +14,7 @@ import websockets
 
 from clawline.gateway.device import DeviceIdentity
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.wire import WireClient
 

@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from clawline.config import ConfigError, Settings
 from clawline.gateway.options import GatewaySettings, resolve_gateway_settings
 from clawline.gateway.origin import REPORTED_LIMIT, OriginHostCheck
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.wire import WireClient
 

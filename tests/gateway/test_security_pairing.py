@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from clawline.client.client_errors import ConnectError, GatewayRequestError
 from clawline.client.connection import GatewayClient
-from clawline.client.errors import ConnectError, GatewayRequestError
 from clawline.config import Settings
 from clawline.gateway.device import DeviceIdentity
 from clawline.gateway.options import GatewaySettings
@@ -25,7 +25,7 @@ from clawline.pairing.registry import PairingRegistry
 from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.records.pairing import PENDING, InvalidPairingCode
 from clawline.store.sqlite import SQLiteStore
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSONObject
 from tests.gateway.conftest import TOKEN
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.test_sessions_support import MAIN, error_of, seed
 from tests.gateway.wire import WireClient
 

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from clawline.gateway.bus import Audience
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.test_sessions_support import Opener, connected, error_of, quiet
 from tests.gateway.wire import WireClient
 

@@ -13,7 +13,7 @@ import pytest
 
 from clawline.gateway.options import GatewaySettings
 from clawline.testing import FakeClock
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.gateway.support import without_details
 from tests.gateway.test_sessions_support import MAIN, error_of, sub_key
 from tests.gateway.wire import WireClient

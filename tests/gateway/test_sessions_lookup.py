@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.conftest import TOKEN
 from tests.gateway.test_sessions_support import MAIN, Opener, error_of, seed, sub_key
 from tests.gateway.wire import WireClient

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from clawline.agents.echo import EchoRunner
-from clawline.gateway.methods import sessions_list
-from clawline.testing.gateway import RunningGateway
+from clawline.gateway.methods.sessions import listing as sessions_list
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.test_sessions_support import Opener, connected, quiet
 from tests.gateway.wire import WireClient
 

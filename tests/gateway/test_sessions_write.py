@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.support import without_details
 from tests.gateway.test_sessions_support import MAIN, Opener, connected, error_of, seed, sub_key
 from tests.gateway.wire import WireClient

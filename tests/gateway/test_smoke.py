@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import urllib.request
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.gateway.wire import WireClient
 
 

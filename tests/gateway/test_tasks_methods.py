@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clawline.records.task import TaskRecord
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.agents.support import BlockingRunner
 from tests.gateway.conftest import TOKEN
 from tests.gateway.support import without_details

@@ -12,7 +12,7 @@ from typing import Any
 
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.gateway.wire import WireClient
 
 TOKEN = "plugin-tests-token-0123456789"

@@ -13,7 +13,7 @@ import pytest
 
 import clawline
 from clawline import errors
-from clawline.client.errors import ClientError, GatewayRequestError
+from clawline.client.client_errors import ClientError, GatewayRequestError
 from clawline.errors import CATEGORIES, CATEGORY_CODES, CODE_CATEGORIES, ClawlineError
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.plugins.methods import MethodError

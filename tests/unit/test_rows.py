@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
+from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
 from clawline.store.sqlite import SQLiteStore
 from clawline.testing import FakeClock
 

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 from playwright.async_api import Locator, Page, expect
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 
 __all__ = ["STRINGS", "Strings", "WebChat"]
 

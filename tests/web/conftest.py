@@ -19,7 +19,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from clawline.config import Settings
 from clawline.gateway.methods.web import family_service
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 
 TOKEN = "web-test-token-0123456789"
 CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright must never download a browser

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.web.chat import WebChat
 from tests.web.conftest import CONFIG, TOKEN
 

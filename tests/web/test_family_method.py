@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from clawline.gateway.methods.web import family_service
-from clawline.testing.gateway import RunningGateway
-from clawline.web.family import bridge_target
+from clawline.testing.live_gateway import RunningGateway
+from clawline.web.acp_family import bridge_target
 from tests.gateway.wire import WireClient
 from tests.web.conftest import TOKEN
 

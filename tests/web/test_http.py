@@ -12,7 +12,7 @@ from email.message import Message
 
 import pytest
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from clawline.web import STATIC_DIR
 from clawline.web.http import CONTENT_SECURITY_POLICY
 

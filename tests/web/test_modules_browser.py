@@ -13,7 +13,7 @@ import pytest_asyncio
 from playwright.async_api import Page, async_playwright
 
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import running_gateway
+from clawline.testing.live_gateway import running_gateway
 from tests.web.conftest import CHROMIUM, TOKEN
 
 # One gateway, browser and page for the whole module: these tests only evaluate modules.

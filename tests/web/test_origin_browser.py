@@ -25,7 +25,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings, resolve_gateway_settings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from tests.web.chat import WebChat
 from tests.web.conftest import CHROMIUM, TOKEN
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.web.chat import WebChat
 from tests.web.conftest import TOKEN
 

@@ -17,7 +17,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from clawline.store.base import SessionQuery
-from clawline.testing.gateway import RunningGateway
+from clawline.testing.live_gateway import RunningGateway
 from tests.web.chat import STRINGS, WebChat
 from tests.web.conftest import TOKEN
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from clawline.config import XWorkmateSettings
-from clawline.xworkmate.envelope import XWorkmateError
 from clawline.xworkmate.export import export_artifacts
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.read import read_artifact
 from clawline.xworkmate.scope import TaskScope
 from clawline.xworkmate.snapshot import collect_and_snapshot

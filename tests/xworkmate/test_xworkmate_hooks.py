@@ -13,7 +13,7 @@ from clawline.testing import settled
 from clawline.xworkmate.constants import PLUGIN_ID, TASK_RUNS_NAMESPACE, TOOL_NAME
 from clawline.xworkmate.native import native_task_id
 from clawline.xworkmate.plugin import last_assistant_text
-from clawline.xworkmate.runs import read_run
+from clawline.xworkmate.task_runs import read_run
 from clawline.xworkmate.tool import ArtifactsTool
 from tests.xworkmate.xworkmate_support import (
     APP_KEY,

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from clawline.xworkmate.envelope import XWorkmateError
 from clawline.xworkmate.export import export_artifacts
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.read import read_artifact
 from clawline.xworkmate.scope import TaskScope
 from tests.agents.swapper import start_swapper

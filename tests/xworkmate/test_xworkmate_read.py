@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from clawline.xworkmate.envelope import XWorkmateError
 from clawline.xworkmate.export import export_artifacts
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.read import read_artifact
 from clawline.xworkmate.scope import TaskScope
 from tests.xworkmate.xworkmate_support import SECRET, options, write

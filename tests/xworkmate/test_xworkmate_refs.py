@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from clawline.xworkmate.envelope import XWorkmateError
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.refs import ArtifactRef, sign_ref, verify_ref, workspace_root_hash
 from clawline.xworkmate.scope import TaskScope
 from tests.xworkmate.xworkmate_support import SECRET

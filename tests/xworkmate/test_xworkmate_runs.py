@@ -13,14 +13,14 @@ from clawline.plugins.host import PluginHost
 from clawline.runtime import Runtime
 from clawline.testing.clock import FakeClock
 from clawline.xworkmate.constants import MAPPING_NAMESPACE, PLUGIN_ID, TASK_RUNS_NAMESPACE
-from clawline.xworkmate.envelope import XWorkmateConflict
 from clawline.xworkmate.mapping import (
     find_mapping,
     iso_now,
     read_mapping,
     upsert_mapping,
 )
-from clawline.xworkmate.runs import (
+from clawline.xworkmate.open_params import XWorkmateConflict
+from clawline.xworkmate.task_runs import (
     MAX_RECORDED_RUNS,
     latest_run,
     read_run,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clawline.xworkmate.envelope import XWorkmateError
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.scope import (
     TaskScope,
     expected_dirs_or_default,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from clawline.xworkmate.native import native_task_id
-from clawline.xworkmate.runs import record_run_ended
 from clawline.xworkmate.scope import TaskScope
+from clawline.xworkmate.task_runs import record_run_ended
 from tests.xworkmate.xworkmate_support import (
     APP_KEY,
     SESSION,

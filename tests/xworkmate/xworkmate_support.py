@@ -13,7 +13,7 @@ from typing import Any
 
 from clawline.config import Settings
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.xworkmate.export import ExportOptions
 from clawline.xworkmate.scope import TaskScope
 from tests.gateway.wire import WireClient

@@ -11,7 +11,7 @@ from typing import Any
 
 from acp import RequestError
 
-from clawline.client.errors import ClientError, GatewayRequestError
+from clawline.client.client_errors import ClientError, GatewayRequestError
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -21,7 +21,7 @@ from typing import Any
 from clawline import keys
 from clawline.acp.rpc_errors import from_gateway
 from clawline.client import GatewayClient, GatewayEvent, load_or_create_identity
-from clawline.client.errors import ClientError, ConnectError
+from clawline.client.client_errors import ClientError, ConnectError
 from clawline.client.target import configured_gateway, resolve_gateway
 from clawline.config import Settings, agents_config
 from clawline.errors import NotFound

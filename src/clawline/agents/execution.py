@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline import keys
-from clawline.agents.history import read_messages
+from clawline.agents.chat_history import read_messages
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message
 from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
 from clawline.agents.run_keys import RunKeys

@@ -15,7 +15,7 @@ only turns a message (and the history) into streamed text and tool activity::
 Cancellation: an abort, a timeout or a gateway shutdown cancels the runner's task
 (``asyncio.CancelledError`` is raised at its current ``await``). A runner may also poll
 ``ctx.cancelled`` or await ``ctx.stop_requested`` between steps. It should let the
-cancellation propagate; the manager waits :data:`~clawline.agents.runs.ABORT_GRACE_S` for it
+cancellation propagate; the manager waits :data:`~clawline.agents.run_manager.ABORT_GRACE_S` for it
 and then ends the run anyway. An exception ends the run as ``failed`` with its message.
 """
 

@@ -1,14 +1,15 @@
 """Channels: adapters that tell clawline about conversations and threads (docs/collaboration.md).
 
 - :mod:`clawline.channels.base`: the adapter protocol, capabilities, hook events and results;
-- :mod:`clawline.channels.planning`: choosing the conversation a spawn binds, the refusal texts;
 - :mod:`clawline.channels.registry`: the adapter registry (``runtime.channels``) and hooks;
 - :mod:`clawline.channels.webchat`: the built-in ``webchat`` adapter;
-- :mod:`clawline.channels.plugin`: the built-in plugin that registers it.
+- :mod:`clawline.channels.plugin`: the built-in plugin that registers it (and a registry of just
+  the built-in adapters);
+- :mod:`clawline.channels.thread_bindings`: thread bindings — choosing the conversation a spawn
+  binds, planning ``sessions_spawn thread=true``, and the living bindings' routing, delivery,
+  unbinding and expiry over the store.
 
-Test adapters (threads and no threads) are in :mod:`clawline.testing.channels`. The binding
-rules, routing and expiry over the store are in :mod:`clawline.collab.threads` and
-:mod:`clawline.collab.bindings`.
+Test adapters (threads and no threads) are in :mod:`clawline.testing.channels`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from clawline.channels.base import (
     SubagentEnded,
     SubagentSpawning,
 )
-from clawline.channels.registry import ChannelRegistry, default_channel_registry
+from clawline.channels.plugin import default_channel_registry
+from clawline.channels.registry import ChannelRegistry
 from clawline.channels.webchat import WEBCHAT, WebchatAdapter
 
 __all__ = [

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from clawline.records.collab import ThreadBinding
 
 __all__ = [
+    "WEBCHAT",
     "BindingCapabilities",
     "BindingTarget",
     "ChannelAdapter",
@@ -41,6 +42,10 @@ __all__ = [
     "SubagentEnded",
     "SubagentSpawning",
 ]
+
+WEBCHAT = "webchat"
+"""The built-in channel's id (:mod:`clawline.channels.webchat`); also the channel of a session
+that has no channel context of its own (the thread planner's default)."""
 
 Placement: TypeAlias = Literal["current", "child"]
 SpawnKind: TypeAlias = Literal["subagent", "acp"]

@@ -1,4 +1,5 @@
-"""clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``).
+"""clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``),
+and :func:`default_channel_registry`, a registry holding just them.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
 ``register_channels`` is ``tryfirst``, so ``webchat`` is registered before any plugin's adapter
@@ -11,7 +12,7 @@ from clawline.channels.registry import ChannelRegistry
 from clawline.channels.webchat import WebchatAdapter
 from clawline.plugins.hookspecs import hookimpl
 
-__all__ = ["ChannelsPlugin"]
+__all__ = ["ChannelsPlugin", "default_channel_registry"]
 
 
 class ChannelsPlugin:
@@ -22,3 +23,8 @@ class ChannelsPlugin:
     @hookimpl(tryfirst=True)
     def register_channels(self, channels: ChannelRegistry) -> None:
         channels.register(WebchatAdapter())
+
+
+def default_channel_registry() -> ChannelRegistry:
+    """The built-in adapters: ``webchat``."""
+    return ChannelRegistry([WebchatAdapter()])

@@ -28,7 +28,6 @@ __all__ = [
     "ChannelRegistry",
     "EndedHook",
     "SpawningHook",
-    "default_channel_registry",
     "normalize_channel",
 ]
 
@@ -119,10 +118,3 @@ class ChannelRegistry:
                     await outcome
             except Exception:  # a listener's bug must not undo the unbinding
                 log.exception("subagent_ended listener failed for %s", event.target_session_key)
-
-
-def default_channel_registry() -> ChannelRegistry:
-    """The built-in adapters: ``webchat``."""
-    from clawline.channels.webchat import WebchatAdapter
-
-    return ChannelRegistry([WebchatAdapter()])

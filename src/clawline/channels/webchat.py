@@ -11,6 +11,7 @@ under its requester, and what the user types in it goes to the child.
 from __future__ import annotations
 
 from clawline.channels.base import (
+    WEBCHAT,
     BindingCapabilities,
     ChannelAdapter,
     ConversationRef,
@@ -18,11 +19,9 @@ from clawline.channels.base import (
     SpawningResult,
     SubagentSpawning,
 )
-from clawline.channels.planning import spawning_from_plan
+from clawline.channels.thread_bindings.planning import spawning_from_plan
 
 __all__ = ["WEBCHAT", "WebchatAdapter"]
-
-WEBCHAT = "webchat"
 
 
 class WebchatAdapter(ChannelAdapter):

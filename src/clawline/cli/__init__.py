@@ -1,6 +1,6 @@
 """The ``clawline`` command line (click + rich).
 
-Modules: ``app`` (root group, settings, error reporting), ``backend`` (the data access protocol
+Modules: ``root`` (root group, settings, error reporting), ``backend`` (the data access protocol
 the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
 and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
@@ -12,12 +12,12 @@ output format is documented in docs/cli.md.
 from __future__ import annotations
 
 from clawline.cli.acp import acp
-from clawline.cli.app import cli
 from clawline.cli.configuration import config
 from clawline.cli.devices import devices
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
 from clawline.cli.plugins import plugins
+from clawline.cli.root import cli
 from clawline.cli.sessions import sessions
 from clawline.cli.tasks import tasks
 

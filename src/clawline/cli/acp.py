@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clawline.cli.app import ClawlineGroup, CliState, CommandFailed
+from clawline.cli.root import ClawlineGroup, CliState, CommandFailed
 
 if TYPE_CHECKING:
     from clawline.acp.session_table import SessionDefaults

@@ -24,8 +24,8 @@ from rich.tree import Tree
 from clawline.acp_client.family_loader import NO_SESSION_LIST, parse_parent
 from clawline.acp_client.link import AcpClientError, spawned_agent
 from clawline.acp_client.walk import SessionRow, js_trim, walk_session_list
-from clawline.cli.app import CliState, CommandFailed, InputRefused
 from clawline.cli.render import make_console, printable
+from clawline.cli.root import CliState, CommandFailed, InputRefused
 from clawline.errors import ClawlineError
 
 __all__ = [

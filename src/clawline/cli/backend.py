@@ -4,7 +4,7 @@ Commands never touch a store or catalog themselves; they ask a backend:
 :class:`LocalSessionsBackend` opens the configured store and goes through
 :class:`~clawline.sessions.catalog.SessionCatalog`;
 :class:`~clawline.cli.remote.GatewaySessionsBackend` talks to a running gateway (chosen by
-:class:`~clawline.cli.app.CliState` when one is configured).
+:class:`~clawline.cli.root.CliState` when one is configured).
 """
 
 from __future__ import annotations

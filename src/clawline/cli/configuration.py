@@ -16,8 +16,8 @@ from typing import Any
 import click
 import tomli_w
 
-from clawline.cli.app import CliState, pass_state
 from clawline.cli.render import dump_json
+from clawline.cli.root import CliState, pass_state
 from clawline.config import MASK, ConfigError, Settings, agents_config
 from clawline.errors import ClawlineError
 

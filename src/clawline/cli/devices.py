@@ -12,8 +12,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from clawline.cli.app import CliState, InputRefused, pass_state
 from clawline.cli.render import ago, dump_json, make_console, printable
+from clawline.cli.root import CliState, InputRefused, pass_state
 from clawline.pairing.registry import PairingRegistry
 from clawline.records.pairing import PENDING, DevicePairing
 from clawline.store import open_store

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
-from clawline.cli.app import CliState, pass_state
 from clawline.cli.backend import Write
 from clawline.cli.render import dump_json, row_json
+from clawline.cli.root import CliState, pass_state
 from clawline.errors import InvalidField
 
 __all__ = ["FIELD_OPTIONS", "changes_from", "create_session", "patch_session"]

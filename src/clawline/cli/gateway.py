@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clawline.cli.app import CliState, CommandFailed, InputRefused, pass_state
-from clawline.client.errors import ClientError
+from clawline.cli.root import CliState, CommandFailed, InputRefused, pass_state
+from clawline.client.client_errors import ClientError
 from clawline.client.target import GatewayTarget, resolve_gateway
 from clawline.config import agents_config
 from clawline.types import JSON

@@ -12,8 +12,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from clawline.cli.app import CliState, CommandFailed, pass_state
 from clawline.cli.render import dump_json, make_console, printable
+from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.plugins.manager import PluginInfo, PluginManager
 from clawline.types import JSONObject
 

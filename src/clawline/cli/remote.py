@@ -37,7 +37,7 @@ from clawline.cli.backend import (
     Write,
 )
 from clawline.client.blocking import BlockingGatewayClient
-from clawline.client.errors import ClientError, GatewayRequestError
+from clawline.client.client_errors import ClientError, GatewayRequestError
 from clawline.client.target import GatewayTarget
 from clawline.clock import Clock
 from clawline.config import Settings
@@ -233,7 +233,7 @@ class GatewaySessionsBackend:
 
     @staticmethod
     def _check_patchable(changes: Mapping[str, object], allowed: Sequence[str]) -> None:
-        from clawline.gateway.methods.sessions_write import PATCH_FIELDS
+        from clawline.gateway.methods.sessions.write import PATCH_FIELDS
 
         for name in changes:
             if name not in PATCH_FIELDS and name not in allowed:

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import click
 
-from clawline.cli.app import CliState, CommandFailed, pass_state
 from clawline.cli.backend import ListRequest, SessionsBackend
 from clawline.cli.render import dump_json, make_console, node_json, row_json
+from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.cli.treeview import NOT_IN_CATALOG, draw_forest, print_lines
 from clawline.cli.views import print_detail, sessions_table
 from clawline.lineage import TreeNode, build_forest

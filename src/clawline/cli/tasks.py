@@ -11,8 +11,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from clawline.cli.app import CliState, pass_state
 from clawline.cli.render import ago, dump_json, make_console, printable, utc_time
+from clawline.cli.root import CliState, pass_state
 from clawline.cli.tasks_backend import TaskDetail, TasksBackend, open_tasks_backend
 from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskRecord
 from clawline.tasks.registry import MAX_TASK_LIST_LIMIT

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from clawline.cli.app import CliState
+from clawline.cli.root import CliState
 from clawline.client.blocking import BlockingGatewayClient
-from clawline.client.errors import ClientError, GatewayRequestError
+from clawline.client.client_errors import ClientError, GatewayRequestError
 from clawline.errors import ClawlineError, InvalidInput, NotFound
 from clawline.records.task import TaskEvent, TaskNotFound, TaskRecord
 from clawline.sessions.catalog import SessionCatalog

@@ -17,8 +17,7 @@ gateway: URL and token from options, environment, config), ``blocking`` (a synch
 from __future__ import annotations
 
 from clawline.client.blocking import BlockingGatewayClient
-from clawline.client.connection import GatewayClient, Resumed
-from clawline.client.errors import (
+from clawline.client.client_errors import (
     ClientError,
     ConnectError,
     ConnectionLost,
@@ -26,7 +25,8 @@ from clawline.client.errors import (
     GatewayRequestError,
     Timeout,
 )
-from clawline.client.events import GatewayEvent
+from clawline.client.connection import GatewayClient, Resumed
+from clawline.client.event_queue import GatewayEvent
 from clawline.client.handshake import DEFAULT_SCOPES, normalize_url
 from clawline.client.identity import DeviceIdentity, device_key_path, load_or_create_identity
 from clawline.client.target import GatewayTarget, configured_gateway, resolve_gateway

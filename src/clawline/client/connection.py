@@ -2,7 +2,7 @@
 
 A reader task owns the socket's incoming side: ``res`` frames are matched to waiting requests
 by id, ``event`` frames go to the ``on_event`` callbacks and into a bounded queue (see
-:mod:`clawline.client.events`). The reader never waits for a consumer.
+:mod:`clawline.client.event_queue`). The reader never waits for a consumer.
 
 Reconnecting: :meth:`GatewayClient.resume` opens a new connection and asks the gateway for the
 events this client missed (everything after :attr:`GatewayClient.last_seq` of boot
@@ -28,13 +28,13 @@ import orjson
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from clawline.client.errors import (
+from clawline.client.client_errors import (
     ConnectionLost,
     EventsNotRetainedError,
     Timeout,
     error_from_frame,
 )
-from clawline.client.events import DEFAULT_EVENT_QUEUE, EventQueue, GatewayEvent
+from clawline.client.event_queue import DEFAULT_EVENT_QUEUE, EventQueue, GatewayEvent
 from clawline.client.handshake import (
     DEFAULT_SCOPES,
     ConnectOptions,

@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from clawline import __version__
-from clawline.client.errors import CODE_UNAVAILABLE, ConnectError, error_from_frame
+from clawline.client.client_errors import CODE_UNAVAILABLE, ConnectError, error_from_frame
 from clawline.gateway.device import DeviceIdentity, v3_payload
 from clawline.types import JSONObject
 

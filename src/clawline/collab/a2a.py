@@ -44,7 +44,7 @@ from clawline.clock import wait_for
 from clawline.collab.sanitize import visible_text
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 

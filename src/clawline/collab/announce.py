@@ -3,8 +3,8 @@
 while the requester is busy).
 
 A child's end writes an inbox row in the same transaction as its run record and task
-(:mod:`clawline.collab.ending`). The dispatcher delivers a requester's pending rows when the
-requester is **idle** (no queued or running run):
+(:func:`clawline.collab.completion.end_record`). The dispatcher delivers a requester's pending
+rows when the requester is **idle** (no queued or running run):
 
 1. one catalog transaction appends the rows' events — in inbox order, at most
    :data:`ANNOUNCE_BATCH` per delivery, joined into one user message with internal provenance —
@@ -53,7 +53,7 @@ from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
     from clawline.collab.recovery import StartupRecovery
     from clawline.config import AgentsConfig

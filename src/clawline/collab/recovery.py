@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING
 
 from clawline.agents import idempotency
 from clawline.agents.run_keys import lose_live_keys
-from clawline.collab.completion import LOST_ERROR, lost_ending
-from clawline.collab.ending import end_record
+from clawline.collab.completion import LOST_ERROR, end_record, lost_ending
 from clawline.errors import SessionNotFound
 from clawline.records.collab import SubagentRun
 from clawline.store.base import SessionQuery

@@ -46,13 +46,6 @@ from clawline.collab.a2a import (
     reply_of,
     run_exchange,
 )
-from clawline.collab.params import (
-    ArgumentError,
-    ToolRefusal,
-    optional_int,
-    optional_string,
-    required_string,
-)
 from clawline.collab.policy import (
     a2a_allowed,
     a2a_denied_message,
@@ -60,12 +53,19 @@ from clawline.collab.policy import (
     load_guard,
 )
 from clawline.collab.targets import Target, TargetError, resolve_label, resolve_reference
+from clawline.collab.tool_args import (
+    ArgumentError,
+    ToolRefusal,
+    optional_int,
+    optional_string,
+    required_string,
+)
 from clawline.errors import ClawlineError
 from clawline.sessions.labels import MAX_LABEL_LENGTH
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.config import AgentsConfig
     from clawline.records.session import SessionEntry
     from clawline.sessions.catalog import SessionCatalog

@@ -8,7 +8,7 @@
   messages, tool messages stripped, read at most 4 sessions at a time.
 - ``sessions_history {sessionKey (key or sessionId), limit?, includeTools? = false}`` →
   ``{sessionKey, messages, truncated, droppedMessages, contentTruncated, contentRedacted,
-  bytes}`` (see :mod:`clawline.collab.history`).
+  bytes}`` (see :mod:`clawline.collab.sessions_history`).
 - ``sessions_yield {message?}`` → ``{status:"yielded", message}`` and the turn ends
   (:attr:`ToolResult.ends_turn`); ``No session context`` without a requester session,
   ``Yield not supported in this context`` without a running turn (no run id).
@@ -25,24 +25,24 @@ from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
-from clawline.collab.history import (
+from clawline.collab.policy import load_guard
+from clawline.collab.sanitize import sanitize_message
+from clawline.collab.session_tool_rows import tool_row
+from clawline.collab.sessions_history import (
     HISTORY_DEFAULT_LIMIT,
     HISTORY_MAX_LIMIT,
     read_history,
     recent_messages,
 )
-from clawline.collab.params import ArgumentError, optional_int, optional_string, optional_strings
-from clawline.collab.policy import load_guard
-from clawline.collab.rows import tool_row
-from clawline.collab.sanitize import sanitize_message
 from clawline.collab.targets import TargetError, resolve_reference
+from clawline.collab.tool_args import ArgumentError, optional_int, optional_string, optional_strings
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
-from clawline.sessions.rows import RowBuilder
+from clawline.sessions.listing_rows import RowBuilder
 from clawline.store.base import SessionQuery
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
     from clawline.config import AgentsConfig
     from clawline.records.session import SessionEntry

@@ -34,7 +34,7 @@ Sub-agent checks, first failure wins (OpenClaw's order), each ``{status, error}`
    minimal, low, medium, high, xhigh.``); a model that does not resolve is skipped with a
    warning (``modelApplied: false``, ``warning``);
 9. ``thread: true``: the thread binding
-   (:meth:`clawline.collab.threads.ThreadPlanner.prepare_subagent_thread` texts);
+   (:meth:`clawline.channels.thread_bindings.planner.ThreadPlanner.prepare_subagent_thread` texts);
    then attachments (:mod:`clawline.collab.attachments`: disabled by default);
    then the plugins' ``subagent_spawning`` hooks (``error``: the first refusal's text);
 10. ``error``: ``Failed to register subagent run: <msg>`` when the spawn transaction fails.
@@ -57,10 +57,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import fire_spawned, spawning_refusal
 from clawline.agents.providers.base import ProviderError
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.agents.workspace import inside_workspace, workspace_for
-from clawline.channels.planning import bind_failed_text
+from clawline.channels.thread_bindings.planner import (
+    ThreadPlan,
+    ThreadPlanner,
+    ThreadRefusal,
+    session_mode_error,
+)
+from clawline.channels.thread_bindings.planning import bind_failed_text
 from clawline.collab.agents_list import not_in_registry, spawn_targets
 from clawline.collab.attachments import (
     AttachmentRefused,
@@ -70,7 +77,6 @@ from clawline.collab.attachments import (
     remove_attachments,
     write_attachments,
 )
-from clawline.collab.params import ArgumentError
 from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, AcpSpawner, acp_accepted_again
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
@@ -80,11 +86,11 @@ from clawline.collab.spawn_args import (
     runtime_refusal,
     tool_schema,
 )
-from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
-from clawline.collab.subagents import ChildLimitReached, SubagentRegistry, max_children_text
-from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
+from clawline.collab.spawn_write import ChildLimitReached, max_children_text
+from clawline.collab.subagents import SubagentRegistry
+from clawline.collab.tool_args import ArgumentError
 from clawline.config import AttachmentLimits
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun

@@ -23,7 +23,8 @@ Checks, first failure wins, each ``{status, error, errorCode}``:
    ``spawn_failed`` ``ACP agent "<id>" is not configured. Add [acp.agents.<id>] with its
    command.`` (clawline's text);
 7. ``thread: true``: the binding
-   (:meth:`~clawline.collab.threads.ThreadPlanner.prepare_acp_thread`, ``thread_binding_invalid``);
+   (:meth:`~clawline.channels.thread_bindings.planner.ThreadPlanner.prepare_acp_thread`,
+   ``thread_binding_invalid``);
 8. ``error`` ``cwd_resolution_failed``: ``ACP cwd "<cwd>" is not a directory.`` (the spawn's
    ``cwd``, relative to the requester's workspace; else the agent's ``cwd``; else the
    requester's workspace);
@@ -61,20 +62,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import fire_spawned, spawning_refusal
 from clawline.agents.tools.base import ToolContext, ToolResult
 from clawline.agents.workspace import ensure_workspace
+from clawline.channels.thread_bindings.planner import (
+    ThreadPlan,
+    ThreadPlanner,
+    ThreadRefusal,
+    session_mode_error,
+)
 from clawline.collab.spawn_acp_plan import AcpChildPlan, AcpChildren, ChildRefused
 from clawline.collab.spawn_args import SpawnRequest
-from clawline.collab.spawn_hooks import fire_spawned, spawning_refusal
 from clawline.collab.spawn_key import AlreadySpawned, spawn_key
-from clawline.collab.threads import ThreadPlan, ThreadPlanner, ThreadRefusal, session_mode_error
 from clawline.config import ACP_DISABLED, ACP_DISPATCH_DISABLED, AcpAgentConfig
 from clawline.errors import AcpAgentError, ClawlineError
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog

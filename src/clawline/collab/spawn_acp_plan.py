@@ -15,7 +15,8 @@
   Session-mode children are not announced (their output belongs to their thread).
 
 :class:`AcpChildren` writes it (:meth:`~AcpChildren.create`); a failed start deletes all of it
-again (:meth:`~AcpChildren.discard`).
+again (:meth:`~AcpChildren.discard`). The writes are the sub-agent spawn's
+(:mod:`clawline.collab.spawn_write`).
 
 The record carries the spawn's key (:mod:`clawline.collab.spawn_key`); the transaction takes
 the requester's spawn lock first, and a key already recorded raises
@@ -32,14 +33,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline import keys
-from clawline.channels.planning import bind_failed_text
+from clawline.channels.thread_bindings.planner import ThreadPlan
+from clawline.channels.thread_bindings.planning import bind_failed_text
 from clawline.collab.spawn_args import SpawnRequest
 from clawline.collab.spawn_key import AlreadySpawned
-from clawline.collab.threads import ThreadPlan, bind_thread
-from clawline.errors import ClawlineError, Conflict, LabelInUse, SessionNotFound
+from clawline.collab.spawn_write import discard_child, write_child
+from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry
-from clawline.sessions.catalog import Cause
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class AcpChildPlan:
             meta["acpSessionId"] = acp_session_id
         return meta
 
-    def entry_changes(self, thread: ThreadPlan | None) -> JSONObject:
+    def entry_changes(self) -> JSONObject:
         changes: JSONObject = {
             "spawnedBy": self.requester,
             "parentSessionKey": self.requester,
@@ -151,8 +152,6 @@ class AcpChildPlan:
         }
         if self.label is not None:
             changes["label"] = self.label
-        if thread is not None:
-            changes["deliveryContext"] = thread.delivery_context()
         return changes
 
     def record(self, now: int, *, main_key: str) -> SubagentRun:
@@ -217,34 +216,28 @@ class AcpChildren:
         return entry
 
     def _create_now(self, plan: AcpChildPlan, thread: ThreadPlan | None) -> SessionEntry:
+        main_key = self._main_key
         with self._catalog.transaction() as work:
-            tx = work.tx
-            if plan.spawn_key is not None:
-                tx.runs.count_active(plan.requester)  # the requester's spawn lock
-                earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
-                if earlier is not None:
-                    raise AlreadySpawned(earlier)
-            changes = plan.entry_changes(thread)
-            entry = work.patch(plan.child_key, changes, cause=Cause("create")).after
-            assert entry is not None
-            now = self._clock.now_ms()
-            if thread is not None:
-                bind_thread(self._store, thread, plan.child_key, now, tx=tx)
-            self._tasks.create(
+            entry, _ = write_child(
+                work,
+                store=self._store,
+                tasks=self._tasks,
+                clock=self._clock,
+                requester=plan.requester,
+                child_key=plan.child_key,
+                changes=plan.entry_changes(),
+                thread=thread,
                 runtime="acp",
                 task=plan.task,
-                requester_session_key=plan.requester,
-                child_session_key=plan.child_key,
                 run_id=plan.run_id,
+                task_id=plan.task_id,
                 label=plan.label,
                 agent_id=plan.agent_id,
-                source_id=plan.run_id,
-                running=True,
-                task_id=plan.task_id,
-                tx=tx,
+                spawn_key=plan.spawn_key,
+                record=None
+                if plan.stream_to_parent
+                else lambda now: plan.record(now, main_key=main_key),
             )
-            if not plan.stream_to_parent:
-                tx.runs.insert(plan.record(now, main_key=self._main_key))
         return entry
 
     async def record_session(self, plan: AcpChildPlan, acp_session_id: str | None) -> None:
@@ -266,11 +259,10 @@ class AcpChildren:
 
     def _discard_now(self, plan: AcpChildPlan) -> SessionEntry | None:
         with self._catalog.transaction() as work:
-            tx = work.tx
-            tx.runs.delete(plan.run_id)
-            tx.tasks.delete(plan.task_id)
-            tx.bindings.unbind_session(plan.child_key, self._clock.now_ms(), "spawn-failed")
-            try:
-                return work.delete(plan.child_key, cause=Cause("delete")).before
-            except SessionNotFound:
-                return None
+            return discard_child(
+                work,
+                child_key=plan.child_key,
+                run_id=plan.run_id,
+                task_id=plan.task_id,
+                now=self._clock.now_ms(),
+            )

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clawline.collab.params import ArgumentError, optional_int, optional_string, required_string
+from clawline.collab.tool_args import ArgumentError, optional_int, optional_string, required_string
 from clawline.sessions.labels import MAX_LABEL_LENGTH
 from clawline.types import JSON, JSONObject
 

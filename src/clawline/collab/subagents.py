@@ -4,13 +4,14 @@ creation to their end (docs/design-agents.md).
 - :meth:`SubagentRegistry.create` — one transaction creates the child entry (lineage, depth,
   role, scope, workspace, label), its ``SubagentRun`` record and its ``running`` task, after
   checking the requester's active children *inside* that transaction (``tx.runs.count_active``
-  serialises a requester's spawns), so concurrent spawns cannot overshoot the limit.
+  serialises a requester's spawns), so concurrent spawns cannot overshoot the limit
+  (:func:`~clawline.collab.spawn_write.write_child`, which the ACP spawn uses too).
 - :meth:`SubagentRegistry.start` sends the child's run (lane ``subagent``); a failure there
   deletes the child, its record and its task again (as OpenClaw does).
 - Completion: every run the registry started is watched through the run manager's run-end
   hook (:meth:`SubagentRegistry.run_ended`, registered by the runtime, as is
   :meth:`SubagentRegistry.delivery_done` on the announce dispatcher); when it ends,
-  :func:`~clawline.collab.ending.end_record` writes the record's end, the task's status and the
+  :func:`~clawline.collab.completion.end_record` writes the record's end, the task's status and the
   requester's inbox row in one transaction, and the announce dispatcher is told. Runs aborted
   by a gateway shutdown are left as they are: start-up recovery ends them as ``lost``
   (``clawline.collab.recovery``), exactly like runs cut off by a crash.
@@ -40,24 +41,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.lifecycle_hooks import ended_outcome, fire_subagent_ended
 from clawline.agents.run import Run, RunOutcome
-from clawline.collab.completion import Ending, ending_of, result_text
-from clawline.collab.ending import end_record
-from clawline.collab.spawn_hooks import ended_outcome, fire_subagent_ended
-from clawline.collab.spawn_key import AlreadySpawned
+from clawline.channels.thread_bindings.planner import ThreadPlan
+from clawline.collab.completion import Ending, end_record, ending_of, result_text
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
-from clawline.collab.threads import ThreadPlan, bind_thread
-from clawline.errors import ClawlineError, Conflict, SessionNotFound
+from clawline.collab.spawn_write import discard_child, write_child
+from clawline.errors import ClawlineError, Conflict
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry
-from clawline.sessions.catalog import Cause
 from clawline.types import JSON
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from clawline.agents.run import SendAck
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
     from clawline.collab.announce import Announcer
     from clawline.config import AgentsConfig
@@ -67,23 +66,12 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["ChildLimitReached", "NotRunning", "SubagentRegistry", "max_children_text"]
+__all__ = ["NotRunning", "SubagentRegistry"]
 
 log = logging.getLogger("clawline.collab")
 
 COMPLETION_RETRY_DELAYS_S = (0.5, 2.0, 5.0)
 """Waits between attempts to write a run's end when the store fails."""
-
-
-def max_children_text(active: int, limit: int) -> str:
-    return f"sessions_spawn has reached max active children for this session ({active}/{limit})"
-
-
-class ChildLimitReached(Conflict):
-    """Spawn check 4 (active children), found inside the spawn transaction."""
-
-    def __init__(self, active: int, limit: int) -> None:
-        super().__init__(max_children_text(active, limit))
 
 
 class NotRunning(Conflict):
@@ -148,53 +136,46 @@ class SubagentRegistry:
         self, plan: ChildPlan, max_children: int, thread: ThreadPlan | None
     ) -> SubagentRun:
         with self._catalog.transaction() as work:
-            tx = work.tx
-            active = tx.runs.count_active(plan.requester)
-            if plan.spawn_key is not None:
-                earlier = tx.runs.by_spawn_key(plan.requester, plan.spawn_key)
-                if earlier is not None:
-                    raise AlreadySpawned(earlier)
-            if active >= max_children:
-                raise ChildLimitReached(active, max_children)
-            changes = plan.entry_changes()
-            if thread is not None:
-                changes["deliveryContext"] = thread.delivery_context()
-            work.patch(plan.child_key, changes, cause=Cause("create"))
-            now = self._clock.now_ms()
-            if thread is not None:
-                bind_thread(self._store, thread, plan.child_key, now, tx=tx)
-            self._tasks.create(
+            _, record = write_child(
+                work,
+                store=self._store,
+                tasks=self._tasks,
+                clock=self._clock,
+                requester=plan.requester,
+                child_key=plan.child_key,
+                changes=plan.entry_changes(),
+                thread=thread,
                 runtime="subagent",
                 task=plan.task,
-                requester_session_key=plan.requester,
-                child_session_key=plan.child_key,
                 run_id=plan.run_id,
-                label=plan.label,
-                source_id=plan.run_id,
-                running=True,
                 task_id=plan.task_id,
-                tx=tx,
-            )
-            record = SubagentRun(
-                run_id=plan.run_id,
-                child_session_key=plan.child_key,
-                requester_session_key=plan.requester,
-                requester_display_key=keys.display_key(plan.requester, self._main_key),
-                task=plan.task,
-                created_at=now,
-                started_at=now,
-                cleanup=plan.cleanup,
                 label=plan.label,
-                model=plan.model,
-                workspace_dir=plan.workspace_dir,
-                run_timeout_seconds=plan.run_timeout_seconds,
-                spawn_mode=plan.mode,
-                expects_completion_message=plan.expects_completion_message,
-                task_id=plan.task_id,
                 spawn_key=plan.spawn_key,
+                max_children=max_children,
+                record=lambda now: self._record(plan, now),
             )
-            tx.runs.insert(record)
+        assert record is not None
         return record
+
+    def _record(self, plan: ChildPlan, now: int) -> SubagentRun:
+        return SubagentRun(
+            run_id=plan.run_id,
+            child_session_key=plan.child_key,
+            requester_session_key=plan.requester,
+            requester_display_key=keys.display_key(plan.requester, self._main_key),
+            task=plan.task,
+            created_at=now,
+            started_at=now,
+            cleanup=plan.cleanup,
+            label=plan.label,
+            model=plan.model,
+            workspace_dir=plan.workspace_dir,
+            run_timeout_seconds=plan.run_timeout_seconds,
+            spawn_mode=plan.mode,
+            expects_completion_message=plan.expects_completion_message,
+            task_id=plan.task_id,
+            spawn_key=plan.spawn_key,
+        )
 
     async def start(self, plan: ChildPlan, *, extra_system_prompt: str) -> SendAck:
         """Send the child's first run; on failure delete what :meth:`create` wrote and
@@ -225,15 +206,13 @@ class SubagentRegistry:
 
     def _discard_now(self, plan: ChildPlan) -> SessionEntry | None:
         with self._catalog.transaction() as work:
-            tx = work.tx
-            tx.runs.delete(plan.run_id)
-            tx.tasks.delete(plan.task_id)
-            now = self._clock.now_ms()
-            tx.bindings.unbind_session(plan.child_key, now, "spawn-failed")
-            try:
-                return work.delete(plan.child_key, cause=Cause("delete")).before
-            except SessionNotFound:
-                return None
+            return discard_child(
+                work,
+                child_key=plan.child_key,
+                run_id=plan.run_id,
+                task_id=plan.task_id,
+                now=self._clock.now_ms(),
+            )
 
     # --- completion ------------------------------------------------------------------------
 
@@ -323,7 +302,7 @@ class SubagentRegistry:
                 self._announcer.kick(requester)
             if ended is not None:
                 await fire_subagent_ended(
-                    ended, ended_outcome(ending), ending.error, plugins=self._plugins
+                    ended, ended_outcome(ending.task_status), ending.error, plugins=self._plugins
                 )
             if ended is not None:
                 parent: str | None = ended.requester_session_key

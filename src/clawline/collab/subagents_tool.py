@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.tools.base import ToolContext, ToolResult, ToolSpec
 from clawline.collab.completion import LOST_ERROR
-from clawline.collab.params import ArgumentError, ToolRefusal, optional_int, optional_string
 from clawline.collab.subagents import NotRunning
 from clawline.collab.targets import display_key
+from clawline.collab.tool_args import ArgumentError, ToolRefusal, optional_int, optional_string
 from clawline.records.collab import SubagentRun
 from clawline.sessions.catalog import SessionCatalog
 from clawline.types import JSON, JSONObject

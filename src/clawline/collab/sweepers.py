@@ -26,7 +26,7 @@ from clawline.sessions.catalog import Cause
 from clawline.tasks.sweeper import SweepResult, sweep
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from clawline.channels.thread_bindings.planner import ThreadPlanner
 from clawline.collab.agents_list import AgentsListTool
 from clawline.collab.send import SessionsSendTool
 from clawline.collab.session_tools import SessionsHistoryTool, SessionsListTool, SessionsYieldTool
@@ -19,12 +20,11 @@ from clawline.collab.spawn import SessionsSpawnTool
 from clawline.collab.spawn_acp import AcpSpawner, AcpSpawnRuntime
 from clawline.collab.spawn_acp_plan import AcpChildren
 from clawline.collab.subagents_tool import SubagentsTool
-from clawline.collab.threads import ThreadPlanner
 from clawline.collab.tool_host import CollabToolHost
 
 if TYPE_CHECKING:
     from clawline.agents.providers.registry import ProviderRegistry
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.agents.tools.base import Tool
     from clawline.channels.registry import ChannelRegistry
     from clawline.clock import Clock

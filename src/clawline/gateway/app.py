@@ -35,15 +35,15 @@ from clawline.types import JSONObject
 from clawline.web.http import web_routes
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.background import Background
+    from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.clock import Clock
-    from clawline.collab.bindings import ThreadBindings
     from clawline.events import DomainEvents
     from clawline.pairing.registry import PairingRegistry
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.sessions.rows import RowCache
+    from clawline.sessions.listing_rows import RowCache
     from clawline.store.base import Store
     from clawline.store.instance_lock import InstanceHolder, InstanceLock
     from clawline.store.workers import StoreWorkers

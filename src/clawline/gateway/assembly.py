@@ -3,7 +3,7 @@
 uses.
 
 Every adapter that serves a gateway builds it here — ``clawline gateway run``, the ACP
-bridge's in-process gateway, :func:`clawline.testing.gateway.running_gateway` — so the
+bridge's in-process gateway, :func:`clawline.testing.live_gateway.running_gateway` — so the
 gateway itself never holds the runtime, only its parts::
 
     runtime = Runtime.open(settings)

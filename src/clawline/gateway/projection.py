@@ -48,7 +48,7 @@ from clawline.events import (
 from clawline.gateway.bus import Audience, EventBus
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import message_json
-from clawline.sessions.rows import RowBuilder, RowOptions
+from clawline.sessions.listing_rows import RowBuilder, RowOptions
 from clawline.store.base import Store
 from clawline.store.workers import StoreWorkers
 from clawline.types import JSON, JSONObject

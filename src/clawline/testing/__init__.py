@@ -4,7 +4,7 @@
 - :func:`eventually`, :func:`settled` and :func:`drained` (:mod:`clawline.testing.waiting`):
   wait for a condition, until a runtime is idle, or until it has done all it can without a new
   outside event — never for a fixed time;
-- :mod:`clawline.testing.gateway` (``running_gateway``), :mod:`clawline.testing.wire`
+- :mod:`clawline.testing.live_gateway` (``running_gateway``), :mod:`clawline.testing.wire`
   (``WireRecorder``), :mod:`clawline.testing.channels`, :mod:`clawline.testing.fake_openai`,
   :mod:`clawline.testing.pairing`.
 """

@@ -23,7 +23,7 @@ from clawline.channels.base import (
     SubagentEnded,
     SubagentSpawning,
 )
-from clawline.channels.planning import spawning_from_plan
+from clawline.channels.thread_bindings.planning import spawning_from_plan
 
 __all__ = ["CreatedThread", "FakeChannel", "HookScript", "plain_channel", "threads_channel"]
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.gateway.options import GatewaySettings
-from clawline.testing.gateway import RunningGateway, running_gateway
+from clawline.testing.live_gateway import RunningGateway, running_gateway
 
 __all__ = ["GatewayThread"]
 

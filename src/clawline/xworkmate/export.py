@@ -23,7 +23,7 @@ from clawline.agents.confined import (
 from clawline.config import XWorkmateSettings
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate.artifacts import describe, read_file
-from clawline.xworkmate.envelope import (
+from clawline.xworkmate.open_params import (
     non_negative_int,
     non_negative_number,
     optional_bool,
@@ -37,7 +37,7 @@ from clawline.xworkmate.scope import (
     normalize_extension_counts,
     normalize_extensions,
 )
-from clawline.xworkmate.workspace import open_root
+from clawline.xworkmate.workspace_root import open_root
 
 __all__ = [
     "ExportOptions",

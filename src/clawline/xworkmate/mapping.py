@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from clawline.errors import ClawlineError
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate.constants import MAPPING_NAMESPACE, PLUGIN_ID
-from clawline.xworkmate.envelope import XWorkmateConflict, XWorkmateError, optional_string
+from clawline.xworkmate.open_params import XWorkmateConflict, XWorkmateError, optional_string
 from clawline.xworkmate.scope import normalize_expected_dirs
 
 if TYPE_CHECKING:

@@ -15,26 +15,26 @@ from typing import TYPE_CHECKING, Any
 
 from clawline.config import XWorkmateSettings
 from clawline.types import JSONObject
-from clawline.xworkmate.envelope import (
+from clawline.xworkmate.export import ExportOptions, expected_dir_status, export_artifacts
+from clawline.xworkmate.manifest import manifest_markdown
+from clawline.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
+from clawline.xworkmate.native import create_native_task
+from clawline.xworkmate.open_params import (
     XWorkmateError,
     optional_string,
     record,
     required_string,
 )
-from clawline.xworkmate.export import ExportOptions, expected_dir_status, export_artifacts
-from clawline.xworkmate.manifest import manifest_markdown
-from clawline.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
-from clawline.xworkmate.native import create_native_task
 from clawline.xworkmate.paths import make_directory
 from clawline.xworkmate.read import read_artifact
-from clawline.xworkmate.runs import record_run_started
 from clawline.xworkmate.scope import (
     TaskScope,
     expected_dirs_or_default,
     normalize_expected_dirs,
 )
 from clawline.xworkmate.snapshot import collect_and_snapshot
-from clawline.xworkmate.workspace import open_root, resolve_root
+from clawline.xworkmate.task_runs import record_run_started
+from clawline.xworkmate.workspace_root import open_root, resolve_root
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

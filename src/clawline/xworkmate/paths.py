@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clawline.agents.confined import ConfinedDir, DirStatus, SymlinkRefused
-from clawline.xworkmate.envelope import XWorkmateError
+from clawline.xworkmate.open_params import XWorkmateError
 
 __all__ = [
     "SCOPE_ESCAPE_ERROR",

@@ -29,16 +29,16 @@ from clawline.errors import ClawlineError
 from clawline.plugins.context import HookContext
 from clawline.plugins.hookspecs import hookimpl
 from clawline.xworkmate.constants import LOGGER_NAME, PLUGIN_ID
-from clawline.xworkmate.envelope import optional_string
+from clawline.xworkmate.gateway_methods import register_methods
 from clawline.xworkmate.mapping import read_mapping, storage_key, upsert_mapping
-from clawline.xworkmate.methods import register_methods
 from clawline.xworkmate.native import END_STATUSES, finish_native_task
+from clawline.xworkmate.open_params import optional_string
 from clawline.xworkmate.paths import make_directory
-from clawline.xworkmate.runs import record_run_ended
 from clawline.xworkmate.scope import TaskScope
 from clawline.xworkmate.state import NOT_STARTED, XWorkmateNotStarted, XWorkmateState
+from clawline.xworkmate.task_runs import record_run_ended
 from clawline.xworkmate.tool import ArtifactsTool
-from clawline.xworkmate.workspace import open_root, resolve_root
+from clawline.xworkmate.workspace_root import open_root, resolve_root
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

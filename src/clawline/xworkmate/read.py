@@ -30,13 +30,13 @@ from clawline.agents.confined import (
 from clawline.types import JSONObject
 from clawline.xworkmate.artifacts import NOT_A_FILE, FileRead, describe, read_file
 from clawline.xworkmate.constants import TASK_SCOPE_ROOT
-from clawline.xworkmate.envelope import XWorkmateError, optional_string
 from clawline.xworkmate.export import base_result
+from clawline.xworkmate.open_params import XWorkmateError, optional_string
 from clawline.xworkmate.paths import dir_status
 from clawline.xworkmate.refs import ArtifactRef, verify_ref
 from clawline.xworkmate.scan import exported_from_expected_dir, top_level_dirs
 from clawline.xworkmate.scope import TaskScope
-from clawline.xworkmate.workspace import open_root
+from clawline.xworkmate.workspace_root import open_root
 
 __all__ = ["read_artifact", "safe_relative_path"]
 

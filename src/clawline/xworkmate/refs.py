@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawline.xworkmate.envelope import XWorkmateError
+from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.scope import TaskScope
 
 __all__ = ["ArtifactRef", "sign_ref", "verify_ref", "workspace_root_hash"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawline.xworkmate.constants import DEFAULT_EXPECTED_ARTIFACT_DIRS, TASK_SCOPE_ROOT
-from clawline.xworkmate.envelope import XWorkmateError, optional_string
+from clawline.xworkmate.open_params import XWorkmateError, optional_string
 
 __all__ = [
     "MAX_SEGMENT_LENGTH",

@@ -28,10 +28,10 @@ from clawline.agents.confined import (
 )
 from clawline.config import XWorkmateSettings
 from clawline.types import JSON, JSONObject
-from clawline.xworkmate.envelope import XWorkmateError, positive_int
+from clawline.xworkmate.open_params import XWorkmateError, positive_int
 from clawline.xworkmate.paths import SCOPE_ESCAPE_ERROR, is_within, make_directory
 from clawline.xworkmate.scope import TaskScope
-from clawline.xworkmate.workspace import open_root
+from clawline.xworkmate.workspace_root import open_root
 
 __all__ = ["SNAPSHOT_DIR", "collect_and_snapshot"]
 

@@ -26,7 +26,6 @@ from clawline.config import XWorkmateSettings
 from clawline.errors import ClawlineError
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate.constants import LOGGER_NAME
-from clawline.xworkmate.envelope import optional_string
 from clawline.xworkmate.mapping import (
     SessionMapping,
     find_mapping,
@@ -34,9 +33,10 @@ from clawline.xworkmate.mapping import (
     storage_key,
 )
 from clawline.xworkmate.native import find_native_task
+from clawline.xworkmate.open_params import optional_string
 from clawline.xworkmate.operations import export
-from clawline.xworkmate.runs import latest_run, read_run
 from clawline.xworkmate.scope import expected_dirs_or_default
+from clawline.xworkmate.task_runs import latest_run, read_run
 
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost

@@ -63,7 +63,7 @@ from clawline.events import DomainEvent, SessionChanged
 if TYPE_CHECKING:
     from acp.connection import StreamEvent, StreamObserver
 
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
     from clawline.collab.acp.child_agent import AgentProcess
     from clawline.collab.spawn_acp import ParentRelayTarget

@@ -34,7 +34,7 @@ import orjson
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
 
 __all__ = ["RELAY_FLUSH_S", "ParentRelay", "stream_log_path"]

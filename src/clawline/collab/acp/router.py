@@ -18,7 +18,7 @@ from clawline.agents.runner import RunContext, Runner, RunOutput
 from clawline.collab.spawn_acp_plan import acp_meta
 
 if TYPE_CHECKING:
-    from clawline.agents.runs import RunManager
+    from clawline.agents.run_manager import RunManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 

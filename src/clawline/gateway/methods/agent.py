@@ -18,7 +18,7 @@ from clawline.errors import SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import WRITE
 from clawline.gateway.methods.chat import send_through_runs
-from clawline.gateway.methods.sessions_common import required_key
+from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH

@@ -1,7 +1,7 @@
 """``chat.send``, ``chat.history``, ``chat.abort`` and ``chat.inject`` (docs/gateway-chat.md).
 
 The methods are thin: they check params and scopes and call the run manager
-(:mod:`clawline.agents.runs`), which writes the transcript and publishes the ``chat``,
+(:mod:`clawline.agents.run_manager`), which writes the transcript and publishes the ``chat``,
 ``agent``, ``session.message`` and ``sessions.changed`` events. See docs/gateway-chat.md.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawline.agents.history import (
+from clawline.agents.chat_history import (
     HISTORY_DEFAULT_LIMIT,
     HISTORY_DEFAULT_MAX_CHARS,
     HISTORY_MAX_CHARS,
@@ -21,7 +21,7 @@ from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.agents.run import RunsClosed, SendAck
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, READ, WRITE, has_scope
-from clawline.gateway.methods.sessions_common import refuse_blank_key, required_key
+from clawline.gateway.methods.sessions.common import refuse_blank_key, required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH

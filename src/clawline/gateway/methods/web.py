@@ -19,7 +19,7 @@ from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
-    from clawline.web.family import BridgeTarget, WebFamily
+    from clawline.web.acp_family import BridgeTarget, WebFamily
 
 __all__ = ["FAMILY", "family_service", "methods"]
 
@@ -32,12 +32,12 @@ _families: weakref.WeakKeyDictionary[Gateway, WebFamily] = weakref.WeakKeyDictio
 
 
 def family_service(gateway: Gateway) -> WebFamily:
-    """The gateway's :class:`~clawline.web.family.WebFamily`, made on first use and closed on
+    """The gateway's :class:`~clawline.web.acp_family.WebFamily`, made on first use and closed on
     gateway shutdown."""
     # imported on first use: the family loader brings the ACP SDK (pydantic), which a gateway
     # that never serves the web chat should not pay for at start-up
     from clawline.acp_client.link import AcpClientError
-    from clawline.web.family import STOPPED, WebFamily, bridge_target
+    from clawline.web.acp_family import STOPPED, WebFamily, bridge_target
 
     family = _families.get(gateway)
     if family is None:

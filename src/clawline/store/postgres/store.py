@@ -35,7 +35,7 @@ from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store._dialect import Dialect
 from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
-from clawline.store._rows import (
+from clawline.store._sessions_table import (
     COLUMNS,
     INSERT_COLUMNS,
     SELECT_COLUMNS,

@@ -15,7 +15,7 @@ from another gateway incarnation.
 from __future__ import annotations
 
 from clawline.gateway.handshake import READ
-from clawline.gateway.methods.sessions_common import required_key
+from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.methods.system import replay_missed
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry

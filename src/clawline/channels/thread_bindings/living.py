@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.channels.base import SubagentEnded
-from clawline.collab.threads import requester_channel_context
+from clawline.channels.thread_bindings.planner import requester_channel_context
 from clawline.records.collab import ThreadBinding
 from clawline.types import JSON, JSONObject
 
@@ -50,7 +50,7 @@ __all__ = [
     "resolve_delivery_target",
 ]
 
-log = logging.getLogger("clawline.collab.bindings")
+log = logging.getLogger("clawline.channels.thread_bindings.living")
 
 SWEEP_INTERVAL_MS = 60_000
 SWEEP_BATCH = 500

@@ -13,7 +13,7 @@ from clawline import keys
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
 from clawline.gateway.handshake import ADMIN, WRITE
-from clawline.gateway.methods.sessions_common import (
+from clawline.gateway.methods.sessions.common import (
     is_main_key,
     refuse_webchat,
     required_key,

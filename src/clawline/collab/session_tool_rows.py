@@ -60,7 +60,7 @@ def _channel(kind: str, row: Mapping[str, JSON], origin: str | None, last: str |
 
 
 def tool_row(catalog: SessionCatalog, row: Mapping[str, JSON]) -> JSONObject:
-    """Shape one listing row (:mod:`clawline.sessions.rows`) for ``sessions_list``."""
+    """Shape one listing row (:mod:`clawline.sessions.listing_rows`) for ``sessions_list``."""
     key = str(row["key"])
     kind = keys.tool_kind(key, catalog.main_key)
     origin = row.get("origin") if isinstance(row.get("origin"), Mapping) else None

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Literal
 
 from clawline import keys
 from clawline.channels.base import (
+    WEBCHAT,
     BindingTarget,
     ChannelContext,
     SpawningError,
     SpawningOk,
     SubagentSpawning,
 )
-from clawline.channels.planning import (
+from clawline.channels.thread_bindings.planning import (
     ACP_NO_CONTEXT,
     NO_SPAWNING_HOOKS,
     SUBAGENT_NOT_READY,
@@ -38,7 +39,6 @@ from clawline.channels.planning import (
     bind_failed_text,
     plan_binding,
 )
-from clawline.channels.webchat import WEBCHAT
 from clawline.records.collab import ThreadBinding
 from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from clawline.agents.history import read_messages
+from clawline.agents.chat_history import read_messages
 from clawline.collab.sanitize import sanitize_message
 from clawline.records.transcript import message_json
 from clawline.store.base import Store

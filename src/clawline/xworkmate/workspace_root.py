@@ -20,7 +20,7 @@ from clawline import keys
 from clawline.agents.confined import ConfinedDir, SymlinkRefused
 from clawline.config import XWorkmateSettings
 from clawline.errors import ClawlineError
-from clawline.xworkmate.envelope import XWorkmateError, optional_string
+from clawline.xworkmate.open_params import XWorkmateError, optional_string
 from clawline.xworkmate.paths import is_within
 
 if TYPE_CHECKING:

@@ -22,13 +22,13 @@ import orjson
 from clawline import keys
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.handshake import READ
-from clawline.gateway.methods.sessions_common import session_defaults
+from clawline.gateway.methods.sessions.common import session_defaults
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
 from clawline.sessions.changes import MAX_STORED_INT
-from clawline.sessions.rows import RowBuilder, RowCache, RowOptions
+from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
 from clawline.store.base import SessionQuery
 from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec, Position
 from clawline.types import JSON

@@ -190,8 +190,8 @@ class RowCache:
     """Encoded static rows, reused while a session's entry is the very same object.
 
     Stores hand back the identical :class:`SessionEntry` for a row that has not changed
-    (:class:`clawline.store._rows.EntryCache`), so identity is an exact test of "nothing in
-    the row changed" and a cached encoding is never stale. Bounded; past ``capacity`` it
+    (:class:`clawline.store._sessions_table.EntryCache`), so identity is an exact test of
+    "nothing in the row changed" and a cached encoding is never stale. Bounded; past ``capacity`` it
     starts over.
     """
 
