@@ -40,7 +40,7 @@ from clawline.agents.messages import text_of
 from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.store import Store
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 
 PARENT = "agent:main:main"
 TARGET_S = 15.0

@@ -378,7 +378,7 @@ def _top(profiler: cProfile.Profile, limit: int = 14) -> str:
 
 @contextmanager
 def sqlite_store() -> Iterator[Store]:
-    from clawline.store.sqlite import SQLiteStore
+    from clawline.store.sqlite.store import SQLiteStore
 
     folder = Path(tempfile.mkdtemp(prefix="clawline-bench-"))
     store = SQLiteStore(folder / "bench.db")
@@ -398,7 +398,7 @@ def kept_sqlite_store(path: Path, size: int) -> Iterator[tuple[Store, bool]]:
     """The SQLite store at ``path``, kept afterwards; and whether it already holds the data set
     of ``size`` rows. A marker file ``<path>.built`` (see :func:`mark_built`) says which size the
     file holds, so a half-built or differently sized file is never measured."""
-    from clawline.store.sqlite import SQLiteStore
+    from clawline.store.sqlite.store import SQLiteStore
 
     marker = _built_marker(path)
     built = path.exists() and marker.exists() and marker.read_text().strip() == str(size)
@@ -420,7 +420,7 @@ def postgres_store(url: str) -> Iterator[Store]:
     import psycopg
     from psycopg import sql
 
-    from clawline.store.postgres import PostgresStore
+    from clawline.store.postgres.store import PostgresStore
 
     schema = f"clawline_bench_{uuid.uuid4().hex[:12]}"
     store = PostgresStore(url, schema=schema)

@@ -28,8 +28,6 @@ from typing import Any
 from clawline.clock import Clock
 from clawline.failure_log import log_failure
 
-__all__ = ["Background"]
-
 log = logging.getLogger("clawline.background")
 
 

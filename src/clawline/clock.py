@@ -15,8 +15,6 @@ import time
 from collections.abc import Awaitable
 from typing import Protocol, TypeVar
 
-__all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock", "wait_for"]
-
 T = TypeVar("T")
 
 

@@ -34,22 +34,6 @@ from clawline.records.task import TaskRecord
 from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON, JSONObject, SessionStatus
 
-__all__ = [
-    "BindingChanged",
-    "CompletionDelivered",
-    "CompletionQueued",
-    "DomainEvent",
-    "DomainEvents",
-    "MessageAppended",
-    "RunEnded",
-    "RunStarted",
-    "RunText",
-    "RunTool",
-    "SessionChanged",
-    "Subscriber",
-    "TaskChanged",
-]
-
 log = logging.getLogger("clawline.events")
 
 

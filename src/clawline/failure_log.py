@@ -18,8 +18,6 @@ import logging
 
 from clawline.errors import ClawlineError
 
-__all__ = ["failure_level", "is_client_mistake", "log_failure", "one_line"]
-
 
 def is_client_mistake(error: BaseException) -> bool:
     """Whether ``error`` refuses what a client asked for (its fault, not clawline's)."""

@@ -24,38 +24,6 @@ from typing import Literal
 
 from clawline.errors import InvalidField, InvalidSessionKey
 
-__all__ = [
-    "DEFAULT_AGENT_ID",
-    "DEFAULT_MAIN_KEY",
-    "MAX_KEY_LENGTH",
-    "ParsedKey",
-    "acp_session_key",
-    "agent_id_of",
-    "canonicalize",
-    "chat_kind",
-    "cron_run_key",
-    "cron_session_key",
-    "dashboard_session_key",
-    "display_key",
-    "is_acp_key",
-    "is_cron_key",
-    "is_cron_run_key",
-    "is_lineage_capable",
-    "is_native_subagent_key",
-    "is_subagent_key",
-    "is_valid_agent_id",
-    "main_session_key",
-    "new_session_id",
-    "normalize_agent_id",
-    "parse_agent_session_key",
-    "sanitize_agent_id",
-    "subagent_session_key",
-    "thread_parent_key",
-    "thread_session_key",
-    "tool_kind",
-    "validate_session_id",
-]
-
 DEFAULT_AGENT_ID = "main"
 DEFAULT_MAIN_KEY = "main"
 MAX_KEY_LENGTH = 512

@@ -65,8 +65,6 @@ from clawline.store.workers import StoreWorkers
 from clawline.tasks.registry import TaskRegistry
 from clawline.tasks.sweeper import SWEEP_INTERVAL_MS as TASK_SWEEP_INTERVAL_MS
 
-__all__ = ["Runtime"]
-
 log = logging.getLogger("clawline.runtime")
 
 P = ParamSpec("P")

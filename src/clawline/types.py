@@ -5,16 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal, TypeAlias
 
-__all__ = [
-    "JSON",
-    "TERMINAL_STATUSES",
-    "EpochMs",
-    "JSONObject",
-    "SessionStatus",
-    "SubagentControlScope",
-    "SubagentRole",
-]
-
 JSON: TypeAlias = "bool | int | float | str | Sequence[JSON] | Mapping[str, JSON] | None"
 JSONObject: TypeAlias = "dict[str, JSON]"
 

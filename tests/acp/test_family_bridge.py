@@ -15,7 +15,7 @@ import pytest
 from clawline.acp_client.family_loader import Member, get_session_family
 from clawline.acp_client.link import AgentLink, spawned_agent
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 from clawline.testing.live_gateway import RunningGateway
 from tests.cli.helpers import START_MS, seed_family

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from clawline.acp_client.agent_calls import NO_SESSION_LOAD
 from clawline.acp_client.family_loader import (
     INVALID_PAYLOAD,
     NO_SESSION_LIST,
@@ -19,7 +20,7 @@ from clawline.acp_client.family_loader import (
     get_acp_session_family,
     get_session_family,
 )
-from clawline.acp_client.link import NO_SESSION_LOAD, spawned_agent
+from clawline.acp_client.link import spawned_agent
 from clawline.acp_client.walk import INVALID_CURSOR, INVALID_PAGE
 
 from .crafted_agent import MAIN, SUB

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clawline.cli import cli
-from clawline.cli.root import CliState
+from clawline.cli.root import CliState, cli
 from clawline.gateway.options import GatewaySettings
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 from clawline.testing.gateway_thread import GatewayThread
 from tests.cli.helpers import START_MS, seed_family

@@ -16,9 +16,9 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
+from clawline.agents.tools.base import ToolSpec
 from clawline.config import ProviderSettings
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall
 

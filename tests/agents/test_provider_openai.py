@@ -17,10 +17,10 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
 from clawline.agents.providers.openai_compat import OpenAIProvider
+from clawline.agents.tools.base import ToolSpec
 from clawline.config import ProviderSettings, Settings
 from clawline.runtime import Runtime
 from clawline.testing.fake_openai import FakeModelServer, FakeReply, FakeToolCall

@@ -15,11 +15,10 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
 from clawline.agents.providers.registry import ProviderRegistry
-from clawline.agents.tools.base import Tool, ToolContext, ToolResult
+from clawline.agents.tools.base import Tool, ToolContext, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.config import AgentDefaults, AgentsConfig, SubagentLimits

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
 from .helpers import START_MS, Cli

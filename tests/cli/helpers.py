@@ -11,8 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from clawline.cli import cli
-from clawline.cli.root import CliState
+from clawline.cli.root import CliState, cli
 from clawline.sessions.catalog import SessionCatalog
 from clawline.testing import FakeClock
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from clawline.cli import cli
 from clawline.cli.backend import (
     Deletion,
     ListRequest,
@@ -19,11 +18,11 @@ from clawline.cli.backend import (
     SessionTree,
     Write,
 )
-from clawline.cli.root import CliState
+from clawline.cli.root import CliState, cli
 from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.errors import SessionNotFound
-from clawline.lineage import TreeNode, build_forest
+from clawline.lineage.tree import TreeNode, build_forest
 from clawline.records.session import SessionEntry
 from clawline.testing import FakeClock
 

@@ -26,7 +26,7 @@ from clawline.gateway.device import DeviceIdentity
 from clawline.pairing.registry import CODE_TTL_MS, PairingRegistry
 from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.records.pairing import PAIRED, PENDING, REVOKED, DeviceClaim, DevicePairing
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
 from .helpers import Cli, cells

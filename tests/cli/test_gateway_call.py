@@ -13,7 +13,7 @@ from click.testing import Result
 from clawline.client.identity import load_or_create_identity
 from clawline.gateway.options import GatewaySettings
 from clawline.pairing.scopes import READ
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing.gateway_thread import GatewayThread
 from clawline.testing.pairing import pair_device
 

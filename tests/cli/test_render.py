@@ -8,7 +8,7 @@ import pytest
 
 from clawline.cli.render import ago, printable, row_json, sorted_json, utc_time
 from clawline.cli.treeview import draw_tree
-from clawline.lineage import TreeNode, build_forest
+from clawline.lineage.tree import TreeNode, build_forest
 from clawline.records.session import SessionEntry
 from clawline.types import JSON
 

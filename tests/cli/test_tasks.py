@@ -10,7 +10,7 @@ import pytest
 
 from clawline.cli.tasks import TASK_TABLE_COLUMNS
 from clawline.records.task import TaskRecord
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.tasks.registry import TaskRegistry
 from clawline.testing import FakeClock
 

@@ -11,7 +11,7 @@ import pytest
 
 from clawline.gateway.bus import Event
 from clawline.gateway.options import GatewaySettings
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.tasks.registry import TaskRegistry
 from clawline.testing import FakeClock
 from clawline.testing.gateway_thread import GatewayThread

@@ -9,10 +9,10 @@ import pytest
 
 from clawline.client import ConnectError, ConnectionLost, GatewayClient, GatewayEvent
 from clawline.gateway.bus import DEFAULT_RETAINED_EVENTS, Audience
-from clawline.gateway.handshake import READ
 from clawline.gateway.methods import builtin_methods, system
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.testing.live_gateway import RunningGateway
 from clawline.types import JSON
 

@@ -21,8 +21,8 @@ from psycopg import sql
 
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.base import Store
-from clawline.store.postgres import PostgresStore
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.postgres.store import PostgresStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
 

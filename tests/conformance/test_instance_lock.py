@@ -19,7 +19,6 @@ from psycopg.conninfo import conninfo_to_dict
 
 from clawline.store.base import Store
 from clawline.store.instance_lock import HOLDER_WAIT_S, InstanceHolder, InstanceLock, StoreInUse
-from clawline.store.postgres import PostgresStore
 from clawline.store.postgres.instance_lock import (
     KEEPALIVE_COUNT,
     KEEPALIVE_IDLE_S,
@@ -27,8 +26,9 @@ from clawline.store.postgres.instance_lock import (
     USER_TIMEOUT_MS,
     lock_conninfo,
 )
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.postgres.store import PostgresStore
 from clawline.store.sqlite.instance_lock import lock_path_for
+from clawline.store.sqlite.store import SQLiteStore
 from tests.conformance.conftest import Backend
 
 HOLDER_SCRIPT = """

@@ -14,7 +14,7 @@ from clawline.errors import (
     LineageFieldNotSupported,
     LineageImmutable,
 )
-from clawline.lineage import tree_of
+from clawline.lineage.tree import tree_of
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.base import Store

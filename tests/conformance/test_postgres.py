@@ -14,7 +14,7 @@ from psycopg.rows import TupleRow
 from clawline.errors import StoreUnavailable
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import open_store
-from clawline.store.postgres import PostgresStore
+from clawline.store.postgres.store import PostgresStore
 
 if TYPE_CHECKING:
     from .conftest import PgSchemas

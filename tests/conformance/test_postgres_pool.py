@@ -21,7 +21,7 @@ from clawline.config import PoolSettings, load_settings
 from clawline.errors import StoreError, StoreTimeout, StoreUnavailable
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import SessionQuery, open_store
-from clawline.store.postgres import PostgresStore
+from clawline.store.postgres.store import PostgresStore
 
 if TYPE_CHECKING:
     from .conftest import PgSchemas

@@ -13,8 +13,8 @@ import pytest
 from psycopg import sql
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.postgres import PostgresStore
 from clawline.store.postgres.collab import postgres_dialect
+from clawline.store.postgres.store import PostgresStore
 from clawline.store.sqlite.collab import SQLITE
 
 if TYPE_CHECKING:

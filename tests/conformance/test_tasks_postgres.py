@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 
-from clawline.store.postgres import PostgresStore
+from clawline.store.postgres.store import PostgresStore
 
 if TYPE_CHECKING:
     from .conftest import PgSchemas

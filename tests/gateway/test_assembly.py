@@ -10,11 +10,11 @@ from pathlib import Path
 
 from clawline.config import Settings
 from clawline.gateway.assembly import build_gateway, gateway_methods
-from clawline.gateway.handshake import READ
 from clawline.gateway.methods import builtin_methods
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.plugin import PLUGIN_NAME, GatewayMethodsPlugin
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.plugins import hookimpl
 from clawline.runtime import Runtime
 from clawline.types import JSON

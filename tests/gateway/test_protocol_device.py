@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from clawline.gateway.device import DeviceIdentity, b64url, device_id_for
-from clawline.gateway.handshake import ADMIN, READ, WRITE
 from clawline.gateway.options import GatewaySettings
+from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.pairing import pair_device
 from tests.gateway.conftest import TOKEN

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from clawline.gateway.handshake import ADMIN, READ, WRITE
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.registry import Call
+from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSON
 from tests.gateway.conftest import TOKEN

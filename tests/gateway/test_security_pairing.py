@@ -24,7 +24,7 @@ from clawline.gateway.pairing_watch import REVOKED_REASON
 from clawline.pairing.registry import PairingRegistry
 from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.records.pairing import PENDING, InvalidPairingCode
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.types import JSONObject
 from tests.gateway.conftest import TOKEN

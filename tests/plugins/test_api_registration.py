@@ -11,8 +11,8 @@ import pytest
 
 from clawline.config import ConfigError, Settings
 from clawline.gateway.assembly import gateway_methods
-from clawline.gateway.handshake import READ
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.plugins import PluginManager, hookimpl
 from clawline.records.collab import ThreadBinding
 from clawline.runtime import Runtime

@@ -33,7 +33,7 @@ from clawline.plugins.methods import METHOD_ERROR_CODES
 from clawline.runtime import Runtime
 from clawline.testing.clock import FakeClock
 from clawline.types import JSON
-from clawline.xworkmate import PLUGIN_ID as XWORKMATE
+from clawline.xworkmate.constants import PLUGIN_ID as XWORKMATE
 from clawline.xworkmate.plugin import XWorkmatePlugin
 
 if TYPE_CHECKING:

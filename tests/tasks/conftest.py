@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.tasks.registry import TaskRegistry
 from clawline.testing import FakeClock
 

@@ -12,7 +12,7 @@ from clawline.errors import InvalidCursor, InvalidField, InvalidSessionKey
 from clawline.events import DomainEvent, DomainEvents, TaskChanged
 from clawline.records.task import InvalidTaskTransition, TaskNotFound, TaskRecord
 from clawline.sessions.catalog import SessionCatalog
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.tasks.registry import TASK_RETENTION_MS, TaskRegistry
 from clawline.testing import FakeClock
 

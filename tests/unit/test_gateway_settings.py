@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from clawline.config import ConfigError, Settings
+from clawline.config import DEFAULT_PORT, ConfigError, Settings
 from clawline.gateway.frames import MAX_BUFFERED_BYTES, MAX_PAYLOAD, MAX_PREAUTH_FRAME
-from clawline.gateway.options import DEFAULT_PORT, GatewaySettings, resolve_gateway_settings
+from clawline.gateway.options import GatewaySettings, resolve_gateway_settings
 
 SECRET = "s3cret-token-value"
 

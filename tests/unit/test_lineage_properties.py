@@ -27,7 +27,7 @@ from clawline.errors import LineageCycle
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store.base import SessionQuery, encode_path
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
 SUBAGENTS = [f"agent:main:subagent:s{i}" for i in range(6)] + ["agent:ops:subagent:o1"]

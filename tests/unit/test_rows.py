@@ -9,7 +9,7 @@ import pytest
 
 from clawline.sessions.catalog import SessionCatalog
 from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
-from clawline.store.sqlite import SQLiteStore
+from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
 MAIN = "agent:main:main"

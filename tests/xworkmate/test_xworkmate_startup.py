@@ -15,8 +15,9 @@ from clawline.errors import CATEGORY_CODES, Unavailable
 from clawline.plugins import MethodCall, MethodRegistrar
 from clawline.plugins.methods import MethodHandler
 from clawline.runtime import Runtime
-from clawline.xworkmate import PLUGIN_ID, XWorkmatePlugin, make_plugin
-from clawline.xworkmate.constants import METHOD_NAMES
+from clawline.xworkmate import make_plugin
+from clawline.xworkmate.constants import METHOD_NAMES, PLUGIN_ID
+from clawline.xworkmate.plugin import XWorkmatePlugin
 from clawline.xworkmate.state import NOT_STARTED, XWorkmateNotStarted
 from tests.xworkmate.xworkmate_support import prepare_params
 

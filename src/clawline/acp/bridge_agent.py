@@ -59,8 +59,6 @@ from clawline.acp.session_table import (
 from clawline.acp.strict import require_absolute_cwd
 from clawline.acp.upstream import Upstream
 
-__all__ = ["AGENT_INFO", "PROTOCOL_VERSION", "Bridge", "Turn"]
-
 log = logging.getLogger("clawline.acp")
 
 PROTOCOL_VERSION = 1

@@ -35,17 +35,6 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = [
-    "INVALID_REQUEST",
-    "PARSE_ERROR",
-    "Dropped",
-    "Refusal",
-    "RequestId",
-    "decode",
-    "is_request_id",
-    "overlong",
-]
-
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 _MESSAGES: Final = {PARSE_ERROR: "Parse error", INVALID_REQUEST: "Invalid Request"}

@@ -13,8 +13,6 @@ import asyncio
 import enum
 from typing import Final, Literal
 
-__all__ = ["OVERLONG", "READ_CHUNK", "LineReader"]
-
 READ_CHUNK: Final = 256 * 1024
 """The ``limit`` of the stdin :class:`asyncio.StreamReader`: the largest piece of a line read
 at once (the reader pauses the pipe when it holds twice this)."""

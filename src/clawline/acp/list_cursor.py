@@ -25,17 +25,6 @@ from acp import RequestError
 
 from clawline.acp.rpc_errors import invalid_params
 
-__all__ = [
-    "CURSOR_VERSION",
-    "CWD_MISMATCH",
-    "INVALID_CURSOR",
-    "RELATIVE_CWD",
-    "UNSUPPORTED_CURSOR",
-    "ListCursor",
-    "decode_cursor",
-    "encode_cursor",
-]
-
 CURSOR_VERSION = 2
 MAX_CURSOR_LENGTH = 8192
 

@@ -38,14 +38,6 @@ from clawline.acp.rpc_errors import invalid_params
 if TYPE_CHECKING:
     from clawline.acp.upstream import Upstream
 
-__all__ = [
-    "DEFAULT_PAGE_SIZE",
-    "MAX_PAGE_SIZE",
-    "READ_AHEAD_TTL_S",
-    "SessionLister",
-    "page_size",
-]
-
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 100
 READ_AHEAD_TTL_S = 1.0

@@ -21,8 +21,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["iso_time", "lineage_meta", "row_cwd", "row_title", "session_info"]
-
 _ROLES = frozenset({"orchestrator", "leaf"})
 _SCOPES = frozenset({"children", "none"})
 _TEXT_KEYS = ("kind", "channel")

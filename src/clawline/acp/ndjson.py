@@ -29,8 +29,6 @@ import orjson
 from clawline.acp.jsonrpc_envelope import Dropped, Refusal, RequestId, decode, overlong
 from clawline.acp.lines import OVERLONG, LineReader
 
-__all__ = ["MAX_PENDING_REQUESTS", "NdjsonTransport"]
-
 log = logging.getLogger("clawline.acp")
 
 MAX_PENDING_REQUESTS: Final = 256

@@ -31,8 +31,6 @@ from acp.schema import (
 
 from clawline.acp.rpc_errors import invalid_params
 
-__all__ = ["CWD_PREFIX", "MAX_PROMPT_BYTES", "PromptInput", "prompt_input", "strip_cwd_prefix"]
-
 MAX_PROMPT_BYTES = 2 * 1024 * 1024
 CWD_PREFIX = "[Working directory: {cwd}]\n\n"
 _PREFIX_START = "[Working directory: "

@@ -21,8 +21,6 @@ from typing import Any
 from clawline.acp.prompt import strip_cwd_prefix
 from clawline.acp.run_updates import TOOL_KINDS, message_text, text_chunk, tool_update
 
-__all__ = ["HISTORY_LIMIT", "HISTORY_MAX_CHARS", "replay_updates"]
-
 HISTORY_LIMIT = 1000
 HISTORY_MAX_CHARS = 500_000
 

@@ -13,17 +13,6 @@ from acp import RequestError
 
 from clawline.client.client_errors import ClientError, GatewayRequestError
 
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "RESOURCE_NOT_FOUND",
-    "from_gateway",
-    "internal_error",
-    "invalid_params",
-    "not_found",
-    "session_not_found",
-]
-
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002

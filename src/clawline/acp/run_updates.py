@@ -23,8 +23,6 @@ from typing import Any
 
 from clawline.client import GatewayEvent
 
-__all__ = ["TOOL_KINDS", "TurnStream", "message_text", "text_chunk", "unsent_tail"]
-
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 TOOL_KINDS = {

@@ -35,16 +35,6 @@ from clawline.errors import InvalidSessionKey
 if TYPE_CHECKING:
     from clawline.acp.upstream import Upstream
 
-__all__ = [
-    "FALLBACK_PREFIX",
-    "MAX_SESSIONS",
-    "BridgeSession",
-    "SessionDefaults",
-    "SessionRequest",
-    "SessionTable",
-    "resolve_key",
-]
-
 FALLBACK_PREFIX = "acp-bridge"
 MAX_SESSIONS = 5000
 

@@ -48,8 +48,6 @@ from clawline.acp.lines import READ_CHUNK
 from clawline.acp.ndjson import NdjsonTransport
 from clawline.acp.strict import check_protocol_version
 
-__all__ = ["STDIN_LIMIT", "Dispatcher", "check_stdio", "serve_stdio", "stdio_streams"]
-
 log = logging.getLogger("clawline.acp")
 
 STDIN_LIMIT = 50 * 1024 * 1024

@@ -16,8 +16,6 @@ from typing import Any, Final
 
 from clawline.acp.rpc_errors import invalid_params
 
-__all__ = ["BAD_PROTOCOL_VERSION", "check_protocol_version", "relative_cwd", "require_absolute_cwd"]
-
 BAD_PROTOCOL_VERSION: Final = "protocolVersion must be an integer from 0 to 65535"
 _MAX_PROTOCOL_VERSION: Final = 65535
 

@@ -26,8 +26,6 @@ from clawline.client.target import configured_gateway, resolve_gateway
 from clawline.config import Settings, agents_config
 from clawline.errors import NotFound
 
-__all__ = ["MAX_GATEWAY_CALLS", "RUN_EVENTS", "Upstream", "open_upstream"]
-
 log = logging.getLogger("clawline.acp")
 
 RUN_EVENTS = frozenset({"chat", "agent"})

@@ -21,19 +21,6 @@ from acp import RequestError
 
 from clawline.errors import Unavailable
 
-__all__ = [
-    "EXIT_GRACE_SECONDS",
-    "NO_SESSION_LOAD",
-    "PROTOCOL_VERSION",
-    "AcpClientError",
-    "AgentGone",
-    "JsonRpcRequester",
-    "call",
-    "error_text",
-    "initialize",
-    "initialize_params",
-]
-
 PROTOCOL_VERSION: Final = 1
 """The ACP version clawline speaks as a client (the SDK's ``acp.PROTOCOL_VERSION``, pinned)."""
 NO_SESSION_LOAD: Final = "ACP agent does not support session/load"

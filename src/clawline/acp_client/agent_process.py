@@ -43,14 +43,6 @@ from acp.transports import default_environment
 
 from clawline.acp_client.agent_calls import AcpClientError, JsonRpcRequester
 
-__all__ = [
-    "STDOUT_LINE_LIMIT",
-    "AgentCommand",
-    "SpawnedAgent",
-    "raw_requester",
-    "spawn_agent",
-]
-
 log = logging.getLogger("clawline.acp_client")
 
 STDOUT_LINE_LIMIT = 50 * 1024 * 1024

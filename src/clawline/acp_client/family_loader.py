@@ -21,21 +21,6 @@ from clawline.acp_client.link import AcpAgentConnection
 from clawline.acp_client.walk import MAX_FAMILY_PAGES, js_trim, walk_session_list
 from clawline.failure_log import failure_level, one_line
 
-__all__ = [
-    "INVALID_PAYLOAD",
-    "NO_SESSION_LIST",
-    "FamilyFailure",
-    "FamilyResult",
-    "FamilySuccess",
-    "Member",
-    "get_acp_session_family",
-    "get_session_family",
-    "is_native_subagent",
-    "member_of",
-    "parse_parent",
-    "project_family",
-]
-
 INVALID_PAYLOAD = "Invalid ACP session family payload"
 NO_SESSION_LIST = "ACP agent does not support session/list"
 _LOG_PREFIX = "[acp-chat] getSessionFamily failed: "

@@ -36,7 +36,6 @@ from clawline.acp_client.agent_calls import (
     AgentGone,
     JsonRpcRequester,
     call,
-    error_text,
     initialize,
 )
 from clawline.acp_client.agent_process import (
@@ -45,20 +44,6 @@ from clawline.acp_client.agent_process import (
     raw_requester,
     spawn_agent,
 )
-
-__all__ = [
-    "INIT_ATTEMPTS",
-    "NO_SESSION_LOAD",
-    "STOP_GRACE_SECONDS",
-    "AcpAgentConnection",
-    "AcpClientError",
-    "AgentChannel",
-    "AgentFeatures",
-    "AgentLink",
-    "JsonRpcRequester",
-    "error_text",
-    "spawned_agent",
-]
 
 INIT_ATTEMPTS = 2
 STOP_GRACE_SECONDS = 2.0

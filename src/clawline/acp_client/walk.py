@@ -14,18 +14,6 @@ from typing import Any, Protocol
 
 from clawline.acp_client.agent_calls import AcpClientError
 
-__all__ = [
-    "INVALID_CURSOR",
-    "INVALID_PAGE",
-    "MAX_FAMILY_PAGES",
-    "SessionListSource",
-    "SessionRow",
-    "is_blank",
-    "js_trim",
-    "too_many_pages",
-    "walk_session_list",
-]
-
 MAX_FAMILY_PAGES = 128
 INVALID_PAGE = "Invalid ACP session/list response"
 INVALID_CURSOR = "Invalid ACP session/list cursor"

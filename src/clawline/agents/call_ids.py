@@ -26,8 +26,6 @@ from clawline.agents.conversation import tool_calls_of
 from clawline.agents.providers.base import ToolCall
 from clawline.types import JSON
 
-__all__ = ["DUPLICATE_SUFFIX", "CallIds"]
-
 DUPLICATE_SUFFIX = "-dup"
 """``<id>-dup<n>``: only characters every provider accepts in an id (Anthropic allows
 ``[A-Za-z0-9_-]``)."""

@@ -15,18 +15,6 @@ from clawline.records.transcript import TranscriptEvent, message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "HISTORY_BUDGET_BYTES",
-    "HISTORY_DEFAULT_LIMIT",
-    "HISTORY_DEFAULT_MAX_CHARS",
-    "HISTORY_MAX_CHARS",
-    "HISTORY_MAX_LIMIT",
-    "clip_message",
-    "fit_budget",
-    "history_messages",
-    "read_messages",
-]
-
 HISTORY_DEFAULT_LIMIT = 200
 HISTORY_MAX_LIMIT = 1000
 HISTORY_DEFAULT_MAX_CHARS = 12_000

@@ -50,23 +50,6 @@ from typing import BinaryIO, Literal, TypeAlias
 
 from clawline.errors import InvalidInput
 
-__all__ = [
-    "HARDLINK_REFUSED",
-    "MAX_SYMLINK_HOPS",
-    "ConfinedDir",
-    "ConfinedPathError",
-    "DirStatus",
-    "Entry",
-    "EntryKind",
-    "HardlinkRefused",
-    "NotRegularFile",
-    "PathEscapes",
-    "PathSyntaxError",
-    "SymlinkRefused",
-    "Symlinks",
-    "split_path",
-]
-
 Symlinks: TypeAlias = Literal["refuse", "within"]
 DirStatus: TypeAlias = Literal["dir", "missing", "symlink", "not-dir"]
 EntryKind: TypeAlias = Literal["dir", "file", "symlink", "other"]

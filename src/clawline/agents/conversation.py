@@ -32,14 +32,6 @@ from clawline.agents.providers.base import ModelMessage, ToolCall
 from clawline.agents.tools.base import ToolResult
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "model_messages",
-    "result_text",
-    "tool_call_message",
-    "tool_calls_of",
-    "tool_result_message",
-]
-
 
 def result_text(details: JSON) -> str:
     """What the model reads for a tool result: a string as is, anything else as JSON."""

@@ -12,8 +12,6 @@ import re
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.config import DEFAULT_ECHO_DELAY_MS
 
-__all__ = ["EchoRunner", "echo_chunks"]
-
 _WORD_START = re.compile(r"(?<=\s)(?=\S)")
 
 

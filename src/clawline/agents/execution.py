@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["ABORT_GRACE_S", "RunExecution"]
-
 log = logging.getLogger("clawline.agents")
 
 ABORT_GRACE_S = 5.0

@@ -18,14 +18,6 @@ from collections import OrderedDict
 from clawline.agents.run import Origin, RunOutcome
 from clawline.clock import Clock
 
-__all__ = [
-    "IDEMPOTENCY_MAX_ENTRIES",
-    "IDEMPOTENCY_TTL_MS",
-    "IdempotencyCache",
-    "dedupe_key",
-    "replayable",
-]
-
 IDEMPOTENCY_TTL_MS = 5 * 60 * 1000
 IDEMPOTENCY_MAX_ENTRIES = 1000
 

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["MAX_INJECT_LABEL", "inject_message"]
-
 MAX_INJECT_LABEL = 100
 
 

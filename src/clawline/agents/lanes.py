@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 
 from clawline.agents.run import Run, RunState
 
-__all__ = ["SessionLanes"]
-
 log = logging.getLogger("clawline.agents")
 
 

@@ -37,15 +37,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "PluginRunObserver",
-    "ended_outcome",
-    "fire_spawned",
-    "fire_subagent_ended",
-    "run_messages",
-    "spawning_refusal",
-]
-
 # --- runs: session_start, agent_end ------------------------------------------------------------
 
 _PAGE = 1000

@@ -15,18 +15,6 @@ from collections.abc import Mapping, Sequence
 from clawline.errors import InvalidField
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "MAX_ATTACHMENT_BYTES",
-    "MAX_IDEMPOTENCY_KEY",
-    "MESSAGE_EVENT",
-    "assistant_message",
-    "attachment_blocks",
-    "check_idempotency_key",
-    "check_message",
-    "text_of",
-    "user_message",
-]
-
 MESSAGE_EVENT = "message"
 """The transcript event type of chat messages."""
 

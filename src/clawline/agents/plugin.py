@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from clawline.agents.tools.registry import ToolRegistry
     from clawline.config import FsToolsConfig, ProviderSettings
 
-__all__ = ["FILE_TOOLS_PLUGIN", "PROVIDERS_PLUGIN", "FileToolsPlugin", "ProvidersPlugin"]
-
 PROVIDERS_PLUGIN = "clawline.providers"
 """The plugin name :class:`ProvidersPlugin` is registered under."""
 FILE_TOOLS_PLUGIN = "clawline.files"

@@ -16,17 +16,6 @@ from typing import Literal, TypeAlias
 from clawline.errors import Unavailable
 from clawline.types import JSON, JSONObject, SessionStatus
 
-__all__ = [
-    "Origin",
-    "Run",
-    "RunOutcome",
-    "RunState",
-    "RunsClosed",
-    "SendAck",
-    "StopRequest",
-    "terminal_status",
-]
-
 Origin: TypeAlias = Literal["chat", "agent"]
 
 

@@ -33,15 +33,6 @@ from clawline.records.idempotency import IdempotencyRecord
 from clawline.store.base import Store, StoreTransaction
 from clawline.types import JSON, JSONObject, SessionStatus
 
-__all__ = [
-    "KEY_PRUNE_BATCH",
-    "RunKeys",
-    "lose_live_keys",
-    "outcome_json",
-    "prune_expired",
-    "stored_outcome",
-]
-
 KEY_PRUNE_BATCH = 1000
 """Expired keys deleted per transaction."""
 

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from clawline import keys
 from clawline.agents.execution import RunExecution
 from clawline.agents.idempotency import (
-    IDEMPOTENCY_TTL_MS,
     IdempotencyCache,
     dedupe_key,
     replayable,
@@ -90,8 +89,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
-
-__all__ = ["IDEMPOTENCY_TTL_MS", "RunEndHook", "RunManager", "RunsClosed", "SendAck"]
 
 log = logging.getLogger("clawline.agents")
 

@@ -30,8 +30,6 @@ from clawline.agents.run import Origin
 from clawline.agents.stream import RunStream
 from clawline.types import JSON, JSONObject
 
-__all__ = ["MessageAppender", "RunContext", "RunOutput", "Runner", "ToolPhase"]
-
 ToolPhase: TypeAlias = Literal["start", "update", "result"]
 
 

@@ -17,23 +17,6 @@ from __future__ import annotations
 
 import enum
 
-__all__ = [
-    "A2A_CONTEXT_PREFIX",
-    "ANNOUNCE_SKIP",
-    "ANNOUNCE_STEP_MESSAGE",
-    "COMPLETION_EVENT_MARKER",
-    "INTERNAL_CONTEXT_BEGIN",
-    "NO_REPLY",
-    "REPLY_SKIP",
-    "REPLY_STEP_PREFIX",
-    "SILENT_TOKENS",
-    "SUBAGENT_TASK_PREFIX",
-    "TurnKind",
-    "classify_turn",
-    "is_token",
-    "subagent_task",
-]
-
 A2A_CONTEXT_PREFIX = "Agent-to-agent message context:"
 REPLY_STEP_PREFIX = "Agent-to-agent reply step:"
 ANNOUNCE_STEP_MESSAGE = "Agent-to-agent announce step."

@@ -17,8 +17,6 @@ from clawline.clock import Clock
 from clawline.events import DomainEvents, RunStarted, RunText, RunTool
 from clawline.types import JSON, JSONObject
 
-__all__ = ["RunStream"]
-
 
 class RunStream:
     def __init__(

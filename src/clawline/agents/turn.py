@@ -59,8 +59,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["MAX_TOOL_ROUNDS", "TURN_HISTORY_LIMIT", "AgentRunner", "system_prompt"]
-
 log = logging.getLogger("clawline.agents")
 
 MAX_TOOL_ROUNDS = 24

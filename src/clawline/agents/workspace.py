@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from clawline.config import AgentConfig
     from clawline.records.session import SessionEntry
 
-__all__ = ["ensure_workspace", "inside_workspace", "workspace_for"]
-
 log = logging.getLogger("clawline.agents")
 
 

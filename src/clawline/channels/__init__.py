@@ -15,6 +15,7 @@ Test adapters (threads and no threads) are in :mod:`clawline.testing.channels`.
 from __future__ import annotations
 
 from clawline.channels.base import (
+    WEBCHAT,
     BindingCapabilities,
     BindingTarget,
     ChannelAdapter,
@@ -29,7 +30,7 @@ from clawline.channels.base import (
 )
 from clawline.channels.plugin import default_channel_registry
 from clawline.channels.registry import ChannelRegistry
-from clawline.channels.webchat import WEBCHAT, WebchatAdapter
+from clawline.channels.webchat import WebchatAdapter
 
 __all__ = [
     "WEBCHAT",

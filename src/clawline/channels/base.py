@@ -28,21 +28,6 @@ if TYPE_CHECKING:
     from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
 
-__all__ = [
-    "WEBCHAT",
-    "BindingCapabilities",
-    "BindingTarget",
-    "ChannelAdapter",
-    "ChannelContext",
-    "ConversationRef",
-    "Placement",
-    "SpawningError",
-    "SpawningOk",
-    "SpawningResult",
-    "SubagentEnded",
-    "SubagentSpawning",
-]
-
 WEBCHAT = "webchat"
 """The built-in channel's id (:mod:`clawline.channels.webchat`); also the channel of a session
 that has no channel context of its own (the thread planner's default)."""

@@ -12,8 +12,6 @@ from clawline.channels.registry import ChannelRegistry
 from clawline.channels.webchat import WebchatAdapter
 from clawline.plugins.hookspecs import hookimpl
 
-__all__ = ["ChannelsPlugin", "default_channel_registry"]
-
 
 class ChannelsPlugin:
     """Registers the built-in ``webchat`` adapter."""

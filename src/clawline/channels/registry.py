@@ -24,13 +24,6 @@ from clawline.channels.base import (
 )
 from clawline.errors import Conflict, InvalidField
 
-__all__ = [
-    "ChannelRegistry",
-    "EndedHook",
-    "SpawningHook",
-    "normalize_channel",
-]
-
 log = logging.getLogger("clawline.channels")
 
 SpawningHook: TypeAlias = Callable[[SubagentSpawning], Awaitable[SpawningResult | None]]

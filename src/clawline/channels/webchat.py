@@ -21,8 +21,6 @@ from clawline.channels.base import (
 )
 from clawline.channels.thread_bindings.planning import spawning_from_plan
 
-__all__ = ["WEBCHAT", "WebchatAdapter"]
-
 
 class WebchatAdapter(ChannelAdapter):
     id = WEBCHAT

@@ -21,8 +21,6 @@ from clawline.cli.root import cli
 from clawline.cli.sessions import sessions
 from clawline.cli.tasks import tasks
 
-__all__ = ["cli", "main"]
-
 sessions.add_command(create_session)
 sessions.add_command(patch_session)
 cli.add_command(sessions)

@@ -22,8 +22,6 @@ from clawline.cli.root import ClawlineGroup, CliState, CommandFailed
 if TYPE_CHECKING:
     from clawline.acp.session_table import SessionDefaults
 
-__all__ = ["SUBCOMMANDS", "acp"]
-
 SUBCOMMANDS = {
     "ls": "clawline.cli.acp_ls:ls",
 }

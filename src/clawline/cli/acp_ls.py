@@ -21,21 +21,13 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from clawline.acp_client.agent_calls import AcpClientError
 from clawline.acp_client.family_loader import NO_SESSION_LIST, parse_parent
-from clawline.acp_client.link import AcpClientError, spawned_agent
+from clawline.acp_client.link import spawned_agent
 from clawline.acp_client.walk import SessionRow, js_trim, walk_session_list
 from clawline.cli.render import make_console, printable
 from clawline.cli.root import CliState, CommandFailed, InputRefused
 from clawline.errors import ClawlineError
-
-__all__ = [
-    "LISTED_FIELDS",
-    "bridge_command",
-    "lineage_trees",
-    "list_agent_sessions",
-    "listed_sessions",
-    "ls",
-]
 
 LISTED_FIELDS = ("sessionId", "title", "updatedAt", "parent", "cwd", "_meta")
 _NONE = "-"

@@ -17,23 +17,11 @@ from clawline import keys
 from clawline.clock import Clock
 from clawline.config import Settings
 from clawline.errors import Conflict, InvalidField, SessionNotFound
-from clawline.lineage import TreeNode, build_forest, tree_of
+from clawline.lineage.tree import TreeNode, build_forest, tree_of
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import SessionQuery, Store, open_store
-
-__all__ = [
-    "Deletion",
-    "ListRequest",
-    "LocalSessionsBackend",
-    "SessionDetail",
-    "SessionTree",
-    "SessionsBackend",
-    "SessionsPage",
-    "Write",
-    "open_local_backend",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,6 @@ from clawline.cli.root import CliState, pass_state
 from clawline.config import MASK, ConfigError, Settings, agents_config
 from clawline.errors import ClawlineError
 
-__all__ = ["config"]
-
 
 @click.group("config")
 def config() -> None:

@@ -19,8 +19,6 @@ from clawline.records.pairing import PENDING, DevicePairing
 from clawline.store import open_store
 from clawline.types import JSON
 
-__all__ = ["DEVICE_TABLE_COLUMNS", "devices"]
-
 DEVICE_TABLE_COLUMNS = ("DEVICE", "STATUS", "CLIENT", "REQUESTED", "GRANTED", "SINCE")
 DEVICE_ID_SHOWN = 16
 """Hex digits of the id the table shows (any unique prefix of 6 or more names a device)."""

@@ -17,8 +17,6 @@ from clawline.cli.render import dump_json, row_json
 from clawline.cli.root import CliState, pass_state
 from clawline.errors import InvalidField
 
-__all__ = ["FIELD_OPTIONS", "changes_from", "create_session", "patch_session"]
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 FIELD_OPTIONS: tuple[tuple[str, str], ...] = (

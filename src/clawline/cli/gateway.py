@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
     from clawline.gateway.device import DeviceIdentity
 
-__all__ = ["gateway"]
-
 log = logging.getLogger("clawline.gateway")
 
 READY_LINE = "clawline gateway listening on {url}"

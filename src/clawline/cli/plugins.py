@@ -17,8 +17,6 @@ from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.plugins.manager import PluginInfo, PluginManager
 from clawline.types import JSONObject
 
-__all__ = ["PLUGIN_TABLE_COLUMNS", "plugins"]
-
 PLUGIN_TABLE_COLUMNS = ("NAME", "SOURCE", "ORIGIN", "HOOKS")
 
 

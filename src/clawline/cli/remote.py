@@ -50,19 +50,12 @@ from clawline.errors import (
     NotFound,
     SessionNotFound,
 )
-from clawline.lineage import TreeNode, build_forest
+from clawline.lineage.tree import TreeNode, build_forest
 from clawline.records.session import CORE_FIELDS, SessionEntry
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import MAX_LIST_LIMIT
 from clawline.sessions.changes import apply_changes
 from clawline.types import JSON, JSONObject
-
-__all__ = [
-    "GatewaySessionsBackend",
-    "entry_from_row",
-    "local_error",
-    "open_gateway_backend",
-]
 
 WALK_PAGE = 1000
 """Rows per ``sessions.list`` page when walking a whole tree or catalog."""

@@ -14,22 +14,9 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from clawline.lineage import TreeNode
+from clawline.lineage.tree import TreeNode
 from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
-
-__all__ = [
-    "ROW_FIELDS",
-    "ago",
-    "dump_json",
-    "make_console",
-    "node_json",
-    "printable",
-    "row_json",
-    "sorted_json",
-    "title_of",
-    "utc_time",
-]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WIDE = 10_000

@@ -24,16 +24,6 @@ from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import ConfigError, Settings, load_settings
 from clawline.errors import ClawlineError, InvalidInput, LabelInUse
 
-__all__ = [
-    "ClawlineGroup",
-    "CliState",
-    "CommandFailed",
-    "InputRefused",
-    "cli",
-    "exit_code_for",
-    "pass_state",
-]
-
 BackendFactory = Callable[[Settings, Clock], SessionsBackend]
 
 

@@ -11,11 +11,9 @@ from clawline.cli.render import dump_json, make_console, node_json, row_json
 from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.cli.treeview import NOT_IN_CATALOG, draw_forest, print_lines
 from clawline.cli.views import print_detail, sessions_table
-from clawline.lineage import TreeNode, build_forest
+from clawline.lineage.tree import TreeNode, build_forest
 from clawline.records.session import SessionEntry
 from clawline.types import JSONObject
-
-__all__ = ["NOT_LISTED", "sessions"]
 
 NOT_LISTED = "(not listed)"
 """Placeholder mark for an ancestor that is in the catalog but not in this listing."""

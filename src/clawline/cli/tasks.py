@@ -15,10 +15,8 @@ from clawline.cli.render import ago, dump_json, make_console, printable, utc_tim
 from clawline.cli.root import CliState, pass_state
 from clawline.cli.tasks_backend import TaskDetail, TasksBackend, open_tasks_backend
 from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskRecord
-from clawline.tasks.registry import MAX_TASK_LIST_LIMIT
+from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT
 from clawline.types import JSON, JSONObject
-
-__all__ = ["TASK_TABLE_COLUMNS", "tasks"]
 
 TASK_TABLE_COLUMNS = ("TASK ID", "RUNTIME", "STATUS", "LABEL", "OWNER", "CHILD", "CREATED")
 _NONE = "-"

@@ -15,17 +15,9 @@ from clawline.errors import ClawlineError, InvalidInput, NotFound
 from clawline.records.task import TaskEvent, TaskNotFound, TaskRecord
 from clawline.sessions.catalog import SessionCatalog
 from clawline.store import open_store
-from clawline.tasks.registry import TaskList, TaskRegistry
+from clawline.tasks.lookups import TaskList
+from clawline.tasks.registry import TaskRegistry
 from clawline.types import JSON, JSONObject
-
-__all__ = [
-    "Cancellation",
-    "GatewayTasksBackend",
-    "LocalTasksBackend",
-    "TaskDetail",
-    "TasksBackend",
-    "open_tasks_backend",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from clawline.cli.render import printable, title_of
-from clawline.lineage import TreeNode
-
-__all__ = ["FOCUS_MARK", "NOT_IN_CATALOG", "TreeLine", "draw_forest", "draw_tree", "print_lines"]
+from clawline.lineage.tree import TreeNode
 
 NOT_IN_CATALOG = "(not in catalog)"
 FOCUS_MARK = "◀"

@@ -15,8 +15,6 @@ from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON
 
-__all__ = ["TABLE_COLUMNS", "print_detail", "sessions_table"]
-
 TABLE_COLUMNS = ("KEY", "TITLE", "STATUS", "DEPTH", "PARENT", "UPDATED")
 _MAX_TITLE = 40
 _MAX_VALUE = 100

@@ -28,8 +28,9 @@ from clawline.client.client_errors import (
 from clawline.client.connection import GatewayClient, Resumed
 from clawline.client.event_queue import GatewayEvent
 from clawline.client.handshake import DEFAULT_SCOPES, normalize_url
-from clawline.client.identity import DeviceIdentity, device_key_path, load_or_create_identity
+from clawline.client.identity import device_key_path, load_or_create_identity
 from clawline.client.target import GatewayTarget, configured_gateway, resolve_gateway
+from clawline.gateway.device import DeviceIdentity
 
 __all__ = [
     "DEFAULT_SCOPES",

@@ -15,8 +15,6 @@ from typing import Any, TypeVar
 from clawline.client.connection import GatewayClient
 from clawline.types import JSON
 
-__all__ = ["BlockingGatewayClient"]
-
 T = TypeVar("T")
 
 

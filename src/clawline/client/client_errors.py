@@ -21,18 +21,6 @@ from typing import Any
 from clawline.errors import ClawlineError
 from clawline.types import JSON
 
-__all__ = [
-    "CODE_TIMEOUT",
-    "CODE_UNAVAILABLE",
-    "ClientError",
-    "ConnectError",
-    "ConnectionLost",
-    "EventsNotRetainedError",
-    "GatewayRequestError",
-    "Timeout",
-    "error_from_frame",
-]
-
 CODE_UNAVAILABLE = "UNAVAILABLE"
 CODE_TIMEOUT = "TIMEOUT"
 

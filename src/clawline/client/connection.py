@@ -45,8 +45,6 @@ from clawline.client.handshake import (
 from clawline.gateway.device import DeviceIdentity
 from clawline.types import JSON, JSONObject
 
-__all__ = ["EventCallback", "GatewayClient", "Resumed"]
-
 log = logging.getLogger("clawline.client")
 
 EventCallback = Callable[[GatewayEvent], None]

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 from clawline.types import JSON
 
-__all__ = ["DEFAULT_EVENT_QUEUE", "EventQueue", "GatewayEvent"]
-
 DEFAULT_EVENT_QUEUE = 10_000
 
 

@@ -24,15 +24,6 @@ from clawline.client.client_errors import CODE_UNAVAILABLE, ConnectError, error_
 from clawline.gateway.device import DeviceIdentity, v3_payload
 from clawline.types import JSONObject
 
-__all__ = [
-    "DEFAULT_SCOPES",
-    "MAX_MESSAGE",
-    "ConnectOptions",
-    "Secret",
-    "normalize_url",
-    "open_connection",
-]
-
 DEFAULT_SCOPES = ("operator.read", "operator.write", "operator.admin")
 MAX_MESSAGE = 64 * 1024 * 1024
 """Largest frame accepted from the gateway (its ``maxPayload`` is 25 MiB; listings of many

@@ -17,8 +17,6 @@ from pathlib import Path
 from clawline.errors import InvalidInput
 from clawline.gateway.device import DeviceAuthError, DeviceIdentity
 
-__all__ = ["DEVICE_KEY_FILE", "DeviceIdentity", "device_key_path", "load_or_create_identity"]
-
 DEVICE_KEY_FILE = Path("identity") / "device.pem"
 
 

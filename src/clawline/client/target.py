@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 
 from clawline.config import Settings
 
-__all__ = ["GatewayTarget", "configured_gateway", "resolve_gateway"]
-
 RUNTIME_FILE = "gateway.json"
 
 

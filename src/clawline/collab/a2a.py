@@ -48,19 +48,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "ANNOUNCE_PROMPT_PREFIX",
-    "FIRE_AND_FORGET_STEP_TIMEOUT_MS",
-    "MAX_ROUND_ONE_WAIT_MS",
-    "Exchange",
-    "announce_context",
-    "message_context",
-    "reply_context",
-    "reply_of",
-    "run_exchange",
-    "run_step",
-]
-
 log = logging.getLogger("clawline.collab")
 
 ANNOUNCE_PROMPT_PREFIX = "Agent-to-agent announce step:"

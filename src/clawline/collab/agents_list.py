@@ -29,8 +29,6 @@ from clawline.config import AgentsConfig
 from clawline.sessions.catalog import SessionCatalog
 from clawline.types import JSON, JSONObject
 
-__all__ = ["AgentsListTool", "SpawnTargets", "not_in_registry", "spawn_targets"]
-
 
 @dataclass(frozen=True, slots=True)
 class SpawnTargets:

@@ -62,16 +62,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = [
-    "ANNOUNCE_BATCH",
-    "ANNOUNCE_GIVE_UP_MS",
-    "ANNOUNCE_QUEUE_AFTER_MS",
-    "ANNOUNCE_RETRY_DELAYS_MS",
-    "ANNOUNCE_TICK_MS",
-    "Announcer",
-    "Delivery",
-]
-
 log = logging.getLogger("clawline.collab")
 
 ANNOUNCE_TICK_MS = 1_000

@@ -32,15 +32,6 @@ from clawline.config import AttachmentLimits
 from clawline.errors import InvalidInput
 from clawline.types import JSONObject
 
-__all__ = [
-    "ATTACHMENTS_DISABLED",
-    "AttachmentRefused",
-    "PreparedAttachments",
-    "prepare_attachments",
-    "remove_attachments",
-    "write_attachments",
-]
-
 ATTACHMENTS_DISABLED = (
     "attachments are disabled for sessions_spawn (enable tools.sessions_spawn.attachments.enabled)"
 )

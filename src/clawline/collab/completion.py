@@ -56,24 +56,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = [
-    "INTERNAL_CONTEXT_END",
-    "LOST_ERROR",
-    "NO_OUTPUT",
-    "RESULT_BEGIN",
-    "RESULT_END",
-    "STOPPED_ERROR",
-    "CompletionEvent",
-    "Ending",
-    "end_record",
-    "ending_of",
-    "lost_ending",
-    "render_event",
-    "requester_is_subagent",
-    "result_text",
-    "stats_line",
-]
-
 INTERNAL_CONTEXT_END = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
 RESULT_BEGIN = "<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>"
 RESULT_END = "<<<END_UNTRUSTED_CHILD_RESULT>>>"

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from clawline.agents.tools.registry import ToolRegistry
     from clawline.collab.tools import CollabTools
 
-__all__ = ["COLLAB_PLUGIN", "CollabPlugin"]
-
 COLLAB_PLUGIN = "clawline.collab"
 """The plugin name :class:`CollabPlugin` is registered under."""
 

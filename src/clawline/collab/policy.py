@@ -39,21 +39,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "Access",
-    "Action",
-    "VisibilityGuard",
-    "a2a_allowed",
-    "a2a_denied_message",
-    "a2a_disabled_message",
-    "cross_visibility_message",
-    "load_guard",
-    "matches_allow",
-    "self_visibility_message",
-    "spawned_keys",
-    "tree_visibility_message",
-]
-
 Action: TypeAlias = Literal["list", "history", "send", "status"]
 
 

@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["RECOVERY_BATCH", "Recovery", "StartupRecovery"]
-
 log = logging.getLogger("clawline.collab")
 
 RECOVERY_BATCH = 100

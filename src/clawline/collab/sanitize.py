@@ -21,15 +21,6 @@ from dataclasses import dataclass
 
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "TEXT_MAX_CHARS",
-    "Sanitized",
-    "redact_secrets",
-    "sanitize_message",
-    "strip_scaffolding",
-    "visible_text",
-]
-
 TEXT_MAX_CHARS = 4000
 TRUNCATION_MARK = "\n…(truncated)…"
 REDACTED = "[REDACTED]"

@@ -72,8 +72,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["DEFAULT_TIMEOUT_SECONDS", "INTERNAL_CHANNEL", "SessionsSendTool"]
-
 DEFAULT_TIMEOUT_SECONDS = 30
 INTERNAL_CHANNEL = "webchat"
 """The channel of a session that names none (the gateway's own, as in OpenClaw)."""

@@ -21,8 +21,6 @@ from clawline.collab.targets import display_key
 from clawline.sessions.catalog import SessionCatalog
 from clawline.types import JSON, JSONObject
 
-__all__ = ["RUN_STATUSES", "tool_row"]
-
 RUN_STATUSES = frozenset({"running", "done", "failed", "killed", "timeout"})
 
 _STRINGS = (

@@ -49,15 +49,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "LIST_KINDS",
-    "LIST_SCAN_MAX",
-    "MESSAGE_LIMIT_MAX",
-    "SessionsHistoryTool",
-    "SessionsListTool",
-    "SessionsYieldTool",
-]
-
 LIST_KINDS = ("main", "group", "cron", "hook", "node", "other")
 MESSAGE_LIMIT_MAX = 20
 HISTORY_READS = 4

@@ -19,18 +19,6 @@ from clawline.records.transcript import message_json
 from clawline.store.base import Store
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "HISTORY_DEFAULT_LIMIT",
-    "HISTORY_MAX_BYTES",
-    "HISTORY_MAX_LIMIT",
-    "OMITTED_TEXT",
-    "History",
-    "fit_bytes",
-    "is_tool_message",
-    "read_history",
-    "recent_messages",
-]
-
 HISTORY_MAX_BYTES = 80 * 1024
 HISTORY_DEFAULT_LIMIT = 200
 HISTORY_MAX_LIMIT = 1000

@@ -77,7 +77,7 @@ from clawline.collab.attachments import (
     remove_attachments,
     write_attachments,
 )
-from clawline.collab.spawn_acp import ACP_BACKEND_MISSING, AcpSpawner, acp_accepted_again
+from clawline.collab.spawn_acp import AcpSpawner, acp_accepted_again
 from clawline.collab.spawn_args import (
     THINKING_LEVELS,
     SpawnRequest,
@@ -103,13 +103,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
-
-__all__ = [
-    "ACP_BACKEND_MISSING",
-    "RUN_MODE_NOTE",
-    "SESSION_MODE_NOTE",
-    "SessionsSpawnTool",
-]
 
 log = logging.getLogger("clawline.collab")
 

@@ -87,21 +87,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "ACP_BACKEND_MISSING",
-    "ACP_DISABLED",
-    "ACP_RUN_THREAD_NOTE",
-    "ACP_SESSION_NOTE",
-    "ACP_TARGET_REQUIRED",
-    "AcpSpawnRuntime",
-    "AcpSpawner",
-    "OpenedAcpChild",
-    "ParentRelayHandle",
-    "ParentRelayTarget",
-    "acp_accepted",
-    "acp_accepted_again",
-]
-
 ACP_STREAM_NEEDS_REQUESTER = (
     'sessions_spawn streamTo="parent" requires an active requester session context.'
 )

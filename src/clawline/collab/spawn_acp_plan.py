@@ -50,8 +50,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["ACP_META", "AcpChildPlan", "AcpChildren", "ChildRefused", "acp_meta"]
-
 log = logging.getLogger("clawline.collab")
 
 ACP_META = "acp"

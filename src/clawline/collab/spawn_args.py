@@ -22,16 +22,6 @@ from clawline.collab.tool_args import ArgumentError, optional_int, optional_stri
 from clawline.sessions.labels import MAX_LABEL_LENGTH
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "CHANNEL_KEYS",
-    "THINKING_LEVELS",
-    "RawAttachment",
-    "SpawnRequest",
-    "channel_key_refusal",
-    "parse_spawn_args",
-    "runtime_refusal",
-]
-
 CHANNEL_KEYS = (
     "target",
     "transport",

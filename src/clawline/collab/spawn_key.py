@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["AlreadySpawned", "earlier_spawn", "spawn_key"]
-
 
 class AlreadySpawned(Conflict):
     """The spawn transaction found the key already recorded: nothing was written."""

@@ -19,14 +19,6 @@ from clawline import keys
 from clawline.agents.steps import SUBAGENT_TASK_PREFIX
 from clawline.types import JSONObject
 
-__all__ = [
-    "SUBAGENT_CONTEXT_PREFIX",
-    "ChildPlan",
-    "child_message",
-    "plan_child",
-    "subagent_system_prompt",
-]
-
 SUBAGENT_CONTEXT_PREFIX = "[Subagent Context]"
 _PERSISTENT_LINE = (
     f"{SUBAGENT_CONTEXT_PREFIX} This is a persistent session: it stays bound to its thread "

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["ChildLimitReached", "discard_child", "max_children_text", "write_child"]
-
 
 def max_children_text(active: int, limit: int) -> str:
     return f"sessions_spawn has reached max active children for this session ({active}/{limit})"

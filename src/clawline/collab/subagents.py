@@ -66,8 +66,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["NotRunning", "SubagentRegistry"]
-
 log = logging.getLogger("clawline.collab")
 
 COMPLETION_RETRY_DELAYS_S = (0.5, 2.0, 5.0)

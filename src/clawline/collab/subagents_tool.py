@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["DEFAULT_RECENT_MINUTES", "SubagentsTool", "run_status"]
-
 DEFAULT_RECENT_MINUTES = 30
 _ACTIONS = ("list", "kill", "steer")
 

@@ -33,15 +33,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = [
-    "ARCHIVE_BATCH",
-    "ARCHIVE_SWEEP_INTERVAL_MS",
-    "INBOX_PRUNE_BATCH",
-    "INBOX_RETENTION_MS",
-    "KEY_PRUNE_PASSES",
-    "Sweepers",
-]
-
 log = logging.getLogger("clawline.collab")
 
 ARCHIVE_SWEEP_INTERVAL_MS = 60_000

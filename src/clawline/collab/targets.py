@@ -23,16 +23,6 @@ from clawline.errors import ClawlineError, NotFound
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
 
-__all__ = [
-    "Target",
-    "TargetError",
-    "display_key",
-    "looks_like_session_id",
-    "looks_like_session_key",
-    "resolve_label",
-    "resolve_reference",
-]
-
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 

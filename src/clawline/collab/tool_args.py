@@ -13,15 +13,6 @@ from collections.abc import Mapping
 from clawline.errors import InvalidInput
 from clawline.types import JSON
 
-__all__ = [
-    "ArgumentError",
-    "ToolRefusal",
-    "optional_int",
-    "optional_string",
-    "optional_strings",
-    "required_string",
-]
-
 
 class ArgumentError(InvalidInput):
     """An argument breaks the tool's schema; ``str(error)`` is the message for the model."""

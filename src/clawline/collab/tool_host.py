@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from clawline.collab.spawn import SessionsSpawnTool
     from clawline.types import JSON
 
-__all__ = ["CollabToolHost"]
-
 
 class CollabToolHost:
     """A :class:`~clawline.agents.tools.base.ToolHost` over the built-in session tools."""

@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["CollabTools"]
-
 
 @dataclass(frozen=True, slots=True)
 class CollabTools:

@@ -24,8 +24,6 @@ from pydantic.fields import FieldInfo
 
 from clawline.errors import InvalidInput
 
-__all__ = ["ConfigError", "Refusal", "dotted", "problems_of", "rule_of", "unwrap_annotation"]
-
 
 class ConfigError(InvalidInput):
     """The configuration file or an environment variable is invalid; ``problems`` holds one

@@ -26,15 +26,6 @@ from pydantic import ValidationError
 from clawline.config.problems import ConfigError, problems_of
 from clawline.config.schema import AgentsConfig, ClawlineConfig, PoolSettings, agents_config
 
-__all__ = [
-    "Settings",
-    "load_settings",
-    "parse_agents_config",
-    "parse_config",
-    "read_config_file",
-    "state_dir_from",
-]
-
 
 def state_dir_from(env: Mapping[str, str]) -> Path:
     raw = env.get("CLAWLINE_STATE_DIR", "").strip()

@@ -22,8 +22,6 @@ from pydantic_core import PydanticUndefined
 from clawline.config.problems import rule_of, unwrap_annotation
 from clawline.config.schema import ClawlineConfig
 
-__all__ = ["render"]
-
 _HEADER = """\
 # Configuration reference
 

@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = ["EVENTS", "Gateway", "create_app"]
-
 log = logging.getLogger("clawline.gateway")
 
 EVENTS: tuple[str, ...] = (

@@ -25,8 +25,6 @@ from clawline.pairing.registry import PairingRegistry
 if TYPE_CHECKING:
     from clawline.runtime import Runtime
 
-__all__ = ["build_gateway", "gateway_methods"]
-
 
 def gateway_methods(runtime: Runtime) -> MethodRegistry:
     """The method table of a gateway over ``runtime``: what the plugins' (built-ins first)

@@ -35,14 +35,6 @@ from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import NotFound
 from clawline.types import JSON
 
-__all__ = [
-    "Audience",
-    "Event",
-    "EventBus",
-    "EventsNotRetained",
-    "Subscriber",
-]
-
 DEFAULT_RETAINED_EVENTS = 10_000
 DEFAULT_RETAINED_BYTES = 64 * 1024 * 1024
 _DEQUE_SLOT = 8

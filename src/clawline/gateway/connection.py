@@ -35,22 +35,15 @@ from clawline.gateway.frames import (
     encode_ok,
     parse_request,
 )
-from clawline.gateway.handshake import (
-    Challenge,
-    ConnectionInfo,
-    accept_connect,
-    admit_device,
-    has_scope,
-)
+from clawline.gateway.handshake import Challenge, ConnectionInfo, accept_connect, admit_device
 from clawline.gateway.params import check
 from clawline.gateway.registry import Call
+from clawline.pairing.scopes import has_scope
 from clawline.plugins.methods import MethodError
 from clawline.types import JSON
 
 if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
-
-__all__ = ["Connection"]
 
 log = logging.getLogger("clawline.gateway")
 _ids = itertools.count(1)

@@ -23,16 +23,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from clawline.errors import InvalidInput
 
-__all__ = [
-    "DeviceAuthError",
-    "DeviceIdentity",
-    "b64url",
-    "b64url_decode",
-    "device_id_for",
-    "v3_payload",
-    "verify_device",
-]
-
 
 class DeviceAuthError(InvalidInput):
     """A device block that does not prove what it claims."""

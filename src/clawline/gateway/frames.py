@@ -22,24 +22,6 @@ import orjson
 from clawline.errors import ClawlineError
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "MAX_BUFFERED_BYTES",
-    "MAX_ID_LENGTH",
-    "MAX_PAYLOAD",
-    "MAX_PREAUTH_FRAME",
-    "TICK_INTERVAL_MS",
-    "AccessRefused",
-    "ErrorCode",
-    "FrameError",
-    "GatewayError",
-    "Request",
-    "Unauthorized",
-    "encode_error",
-    "encode_event",
-    "encode_ok",
-    "parse_request",
-]
-
 MAX_PREAUTH_FRAME = 64 * 1024
 MAX_PAYLOAD = 25 * 1024 * 1024
 MAX_BUFFERED_BYTES = 50 * 1024 * 1024

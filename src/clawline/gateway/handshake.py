@@ -23,25 +23,12 @@ from clawline.gateway.frames import ErrorCode, GatewayError, Unauthorized
 from clawline.gateway.options import GatewaySettings
 from clawline.gateway.params import P, check
 from clawline.pairing.registry import request_line
-from clawline.pairing.scopes import ADMIN, OPERATOR_SCOPES, READ, WRITE, has_scope
+from clawline.pairing.scopes import OPERATOR_SCOPES
 from clawline.records.pairing import DeviceClaim, DeviceRevoked
 
 if TYPE_CHECKING:
     from clawline.pairing.registry import PairingRegistry
     from clawline.store.workers import StoreWorkers
-
-__all__ = [
-    "ADMIN",
-    "OPERATOR_SCOPES",
-    "READ",
-    "SUPPORTED_PROTOCOLS",
-    "WRITE",
-    "Challenge",
-    "ConnectionInfo",
-    "accept_connect",
-    "admit_device",
-    "has_scope",
-]
 
 log = logging.getLogger("clawline.gateway")
 

@@ -23,8 +23,6 @@ from clawline.gateway.frames import (
 )
 from clawline.gateway.origin import parse_allowed_hosts, parse_allowed_origins
 
-__all__ = ["DEFAULT_PORT", "GatewaySettings", "resolve_gateway_settings"]
-
 Bind = Literal["loopback", "lan"]
 AuthMode = Literal["token", "none"]
 

@@ -31,17 +31,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawline.config import ConfigError
 
-__all__ = [
-    "REPORTED_LIMIT",
-    "Origin",
-    "OriginHostCheck",
-    "OriginPolicy",
-    "Refusal",
-    "parse_allowed_hosts",
-    "parse_allowed_origins",
-    "parse_origin",
-]
-
 log = logging.getLogger("clawline.gateway.origin")
 
 DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from clawline.pairing.registry import PairingRegistry
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["REVOKED_REASON", "recheck_pairings"]
-
 log = logging.getLogger("clawline.gateway")
 
 REVOKED_REASON = "device pairing revoked"

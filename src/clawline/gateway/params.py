@@ -16,8 +16,6 @@ from typing import Any
 
 from clawline.gateway.frames import GatewayError
 
-__all__ = ["P", "Schema", "check"]
-
 
 @dataclass(frozen=True, slots=True)
 class P:

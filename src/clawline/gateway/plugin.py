@@ -20,8 +20,6 @@ from clawline.plugins.hookspecs import hookimpl
 if TYPE_CHECKING:
     from clawline.plugins.registrars import MethodRegistrar
 
-__all__ = ["PLUGIN_NAME", "GatewayMethodsPlugin"]
-
 PLUGIN_NAME = "clawline.gateway"
 
 

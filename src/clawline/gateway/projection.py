@@ -53,8 +53,6 @@ from clawline.store.base import Store
 from clawline.store.workers import StoreWorkers
 from clawline.types import JSON, JSONObject
 
-__all__ = ["CHAT_DELTA_INTERVAL_MS", "WireProjection"]
-
 log = logging.getLogger("clawline.gateway")
 
 CHAT_DELTA_INTERVAL_MS = 150

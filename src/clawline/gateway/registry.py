@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
     from clawline.gateway.connection import Connection
 
-__all__ = ["Call", "Handler", "Method", "MethodRegistry"]
-
 
 class Call:
     """One request being handled: its params, the connection it came on, and the gateway

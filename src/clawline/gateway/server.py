@@ -18,8 +18,6 @@ from clawline.errors import StoreError, StoreUnavailable
 from clawline.gateway.app import Gateway, create_app
 from clawline.store.instance_lock import InstanceHolder, InstanceLock, StoreLockLost
 
-__all__ = ["bind_socket", "serve"]
-
 log = logging.getLogger("clawline.gateway")
 
 WS_MAX_SIZE = 32 * 1024 * 1024

@@ -10,8 +10,6 @@ if TYPE_CHECKING:
     from clawline.records.session import SessionEntry
     from clawline.store.base import Store
 
-__all__ = ["Family", "TreeNode", "build_forest", "family", "lineage_parent", "tree_of"]
-
 
 def lineage_parent(entry: SessionEntry) -> str | None:
     """A session's parent: ``parentSessionKey`` when set, else ``spawnedBy``."""

@@ -14,8 +14,6 @@ import secrets
 
 from clawline.records.pairing import InvalidPairingCode
 
-__all__ = ["CODE_LENGTH", "code_digest", "new_code", "normalize_code"]
-
 CODE_LENGTH = 6
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _TYPOS = str.maketrans({"O": "0", "I": "1", "L": "1"})

@@ -40,17 +40,6 @@ if TYPE_CHECKING:
     from clawline.clock import Clock
     from clawline.store.base import Store, StoreTransaction
 
-__all__ = [
-    "CODE_TTL_MS",
-    "MAX_PENDING",
-    "MIN_PREFIX",
-    "Admission",
-    "PairingRegistry",
-    "Revocation",
-    "request_line",
-    "short_id",
-]
-
 CODE_TTL_MS = 10 * 60_000
 MAX_PENDING = 256
 """Pending requests kept; older ones are dropped (their devices simply ask again)."""

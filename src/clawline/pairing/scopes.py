@@ -9,17 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = [
-    "ADMIN",
-    "OPERATOR_SCOPES",
-    "READ",
-    "WRITE",
-    "cap_scopes",
-    "has_scope",
-    "implied_scopes",
-    "known_scopes",
-]
-
 READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
 OPERATOR_SCOPES = (
     READ,

@@ -18,12 +18,13 @@ registration hooks receive is described by Protocols (:mod:`clawline.plugins.reg
 
 from __future__ import annotations
 
+from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.plugins.context import HookContext
 from clawline.plugins.extensions import find_sessions, read_extension, update_extension
 from clawline.plugins.hookspecs import hookimpl
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginInfo, PluginManager
-from clawline.plugins.methods import ADMIN, READ, WRITE, MethodCall, MethodError
+from clawline.plugins.methods import MethodCall, MethodError
 from clawline.plugins.registrars import (
     ChannelRegistrar,
     MethodRegistrar,

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = ["HookContext"]
-
 _NO_CONFIG: Mapping[str, Any] = {}
 
 

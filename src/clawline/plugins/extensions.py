@@ -32,8 +32,6 @@ from clawline.types import JSON
 if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
 
-__all__ = ["find_sessions", "read_extension", "update_extension"]
-
 
 def _check_name(what: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip() or "\x00" in value:

@@ -40,6 +40,24 @@ if TYPE_CHECKING:
         ToolRegistrar,
     )
 
+__all__ = [
+    "PROJECT",
+    "agent_end",
+    "hookimpl",
+    "hookspec",
+    "register_channels",
+    "register_gateway_methods",
+    "register_providers",
+    "register_tools",
+    "session_end",
+    "session_start",
+    "shutdown",
+    "startup",
+    "subagent_ended",
+    "subagent_spawned",
+    "subagent_spawning",
+]
+
 PROJECT = "clawline"
 
 hookspec = pluggy.HookspecMarker(PROJECT)

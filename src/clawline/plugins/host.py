@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from clawline.tasks.registry import TaskRegistry
     from clawline.types import JSON
 
-__all__ = ["PluginHost"]
-
 P = ParamSpec("P")
 T = TypeVar("T")
 

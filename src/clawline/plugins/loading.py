@@ -37,17 +37,6 @@ from importlib import metadata
 
 from clawline.config import PluginsConfig
 
-__all__ = [
-    "BUILTIN_PLUGINS",
-    "PLUGIN_FACTORY",
-    "BuiltinPlugin",
-    "Candidate",
-    "LoadFailure",
-    "builtin_class",
-    "discover",
-    "plugin_of",
-]
-
 log = logging.getLogger("clawline.plugins")
 
 ENTRY_POINT_GROUP = "clawline"

@@ -52,8 +52,6 @@ if TYPE_CHECKING:
         ToolRegistrar,
     )
 
-__all__ = ["PluginInfo", "PluginManager"]
-
 log = logging.getLogger("clawline.plugins")
 
 REFUSED_BY_PLUGIN = "subagent spawn refused by plugin {name}"

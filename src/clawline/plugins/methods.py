@@ -17,19 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from clawline.errors import ClawlineError
-from clawline.pairing.scopes import ADMIN, READ, WRITE
 from clawline.types import JSON
-
-__all__ = [
-    "ADMIN",
-    "METHOD_ERROR_CODES",
-    "READ",
-    "WRITE",
-    "MethodCall",
-    "MethodError",
-    "MethodErrorCode",
-    "MethodHandler",
-]
 
 MethodErrorCode: TypeAlias = Literal["INVALID_REQUEST", "UNAVAILABLE", "CONFLICT"]
 """The protocol error codes a plugin's method may answer with (OpenClaw's names)."""

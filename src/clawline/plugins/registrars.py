@@ -20,16 +20,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from clawline.plugins.methods import MethodHandler
 
-__all__ = [
-    "ChannelRegistrar",
-    "MethodHandler",
-    "MethodRegistrar",
-    "PluginProvider",
-    "PluginTool",
-    "ProviderRegistrar",
-    "ToolRegistrar",
-]
-
 
 @runtime_checkable
 class MethodRegistrar(Protocol):

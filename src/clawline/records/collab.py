@@ -12,16 +12,6 @@ from typing import Literal, TypeAlias
 
 from clawline.types import JSON, EpochMs, JSONObject
 
-__all__ = [
-    "BINDING_PLACEMENTS",
-    "FROZEN_RESULT_MAX_BYTES",
-    "BindingPlacement",
-    "InboxItem",
-    "SubagentRun",
-    "ThreadBinding",
-    "cap_result_text",
-]
-
 FROZEN_RESULT_MAX_BYTES = 100 * 1024
 """The most UTF-8 bytes a run's ``frozenResultText`` may hold (OpenClaw's cap, 100 KiB)."""
 

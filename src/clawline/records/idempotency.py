@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from clawline.types import JSONObject
 
-__all__ = ["IdempotencyRecord"]
-
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyRecord:

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 from clawline.types import JSONObject
 
-__all__ = ["PATH_SEPARATOR", "Lineage", "format_path"]
-
 PATH_SEPARATOR = "/"
 """Separator of the display form ``/<root>/…/<key>``."""
 

@@ -15,18 +15,6 @@ from dataclasses import dataclass, field
 from clawline.errors import InvalidInput, NotFound
 from clawline.types import JSONObject
 
-__all__ = [
-    "PAIRED",
-    "PAIRING_STATUSES",
-    "PENDING",
-    "REVOKED",
-    "DeviceClaim",
-    "DevicePairing",
-    "DeviceRevoked",
-    "InvalidPairingCode",
-    "PairingNotFound",
-]
-
 PENDING, PAIRED, REVOKED = "pending", "paired", "revoked"
 PAIRING_STATUSES = (PENDING, PAIRED, REVOKED)
 

@@ -11,8 +11,6 @@ from clawline.keys import agent_id_of
 from clawline.records.lineage import Lineage
 from clawline.types import JSON, EpochMs, JSONObject
 
-__all__ = ["CORE_FIELDS", "LINEAGE_FIELDS", "SessionEntry"]
-
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 LINEAGE_FIELDS: tuple[str, ...] = (

@@ -20,31 +20,6 @@ from typing import Any, Literal, TypeAlias
 from clawline.errors import InvalidField, InvalidInput, NotFound
 from clawline.types import JSON, EpochMs, JSONObject
 
-__all__ = [
-    "ACTIVE_STATUSES",
-    "DELIVERY_STATUSES",
-    "FAILURE_STATUSES",
-    "NOTIFY_POLICIES",
-    "RUNTIMES",
-    "SCOPE_KINDS",
-    "TASK_STATUSES",
-    "TERMINAL_OUTCOMES",
-    "TERMINAL_STATUSES",
-    "TRANSITIONS",
-    "DeliveryStatus",
-    "InvalidTaskTransition",
-    "NotifyPolicy",
-    "ScopeKind",
-    "TaskEvent",
-    "TaskNotFound",
-    "TaskRecord",
-    "TaskRuntime",
-    "TaskStatus",
-    "check_transition",
-    "default_delivery_status",
-    "default_notify_policy",
-]
-
 TaskStatus: TypeAlias = Literal[
     "queued", "running", "succeeded", "failed", "timed_out", "cancelled", "lost"
 ]

@@ -8,8 +8,6 @@ from types import MappingProxyType
 
 from clawline.types import JSON, EpochMs, JSONObject
 
-__all__ = ["TranscriptEvent", "TranscriptInfo", "message_json"]
-
 
 @dataclass(frozen=True, slots=True)
 class TranscriptEvent:

@@ -37,8 +37,6 @@ from clawline.store.cursor import CursorCodec
 from clawline.store.extension_index import extension_index_rows
 from clawline.types import JSONObject
 
-__all__ = ["CatalogPage", "CatalogTransaction", "Cause", "Change", "SessionCatalog"]
-
 MAX_LIST_LIMIT = 10_000
 
 

@@ -20,16 +20,6 @@ from clawline.records.session import CORE_FIELDS, LINEAGE_FIELDS, SessionEntry
 from clawline.sessions.labels import normalize_label
 from clawline.types import JSON
 
-__all__ = [
-    "MAX_STORED_INT",
-    "STATUSES",
-    "ChangeResult",
-    "apply_changes",
-    "check_event",
-    "new_trace_id",
-    "validate_trace_id",
-]
-
 STATUSES: tuple[str, ...] = ("running", "done", "failed", "killed", "timeout")
 MAX_DISPLAY_NAME = 1024
 MAX_STORED_INT = 2**63 - 1

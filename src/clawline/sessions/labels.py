@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from clawline.errors import InvalidLabel, LabelInUse
 
-__all__ = ["MAX_LABEL_LENGTH", "label_in_use", "normalize_label"]
-
 MAX_LABEL_LENGTH = 512
 
 

@@ -23,18 +23,6 @@ from clawline.types import JSONObject
 if TYPE_CHECKING:
     from clawline.store.base import Store
 
-__all__ = [
-    "DERIVED_TITLE_MAX",
-    "PREVIEW_MAX",
-    "RowBuilder",
-    "RowCache",
-    "RowOptions",
-    "derived_title",
-    "event_text",
-    "session_row",
-    "static_row",
-]
-
 DERIVED_TITLE_MAX = 60
 PREVIEW_MAX = 240
 HEAD_EVENTS = 8

@@ -50,11 +50,11 @@ def open_store(
     if not url:
         if default_sqlite_path is None:
             raise StoreUnavailable("no store URL and no default SQLite path")
-        from clawline.store.sqlite import SQLiteStore
+        from clawline.store.sqlite.store import SQLiteStore
 
         return SQLiteStore(default_sqlite_path)
     if url.startswith("sqlite:"):
-        from clawline.store.sqlite import SQLiteStore
+        from clawline.store.sqlite.store import SQLiteStore
 
         rest = url[len("sqlite:") :]
         path = rest[2:] if rest.startswith("//") else rest
@@ -62,7 +62,7 @@ def open_store(
             raise StoreUnavailable(f"no path in store URL {url!r}")
         return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
-        from clawline.store.postgres import PostgresStore
+        from clawline.store.postgres.store import PostgresStore
 
         parts = urlsplit(url)
         query = parse_qs(parts.query)

@@ -20,8 +20,6 @@ from clawline.store._dialect import (
 )
 from clawline.store.collab import BindingReads, BindingWrites
 
-__all__ = ["SqlBindingReads", "SqlBindingWrites"]
-
 _SELECT = f"SELECT {', '.join(BINDING_COLUMNS)} FROM thread_bindings"
 _ACTIVE = (
     f"{_SELECT} WHERE channel = ? AND account_id = ? AND conversation_id = ? AND unbound_at IS NULL"

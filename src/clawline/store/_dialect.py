@@ -20,16 +20,6 @@ from clawline.records.collab import FROZEN_RESULT_MAX_BYTES, InboxItem, Subagent
 from clawline.records.task import TaskRecord
 from clawline.store._placeholders import to_pyformat
 
-__all__ = [
-    "BINDING_COLUMNS",
-    "INBOX_COLUMNS",
-    "RUN_COLUMNS",
-    "TASK_COLUMNS",
-    "Dialect",
-    "Execute",
-    "Lock",
-]
-
 Execute = Callable[[str, Sequence[Any]], list[Any]]
 """Run one statement; its rows (``[]`` for a statement that returns none)."""
 

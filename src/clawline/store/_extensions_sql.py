@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from clawline.store._dialect import Dialect, Execute
 from clawline.store.base import ExtensionIndexRow
 
-__all__ = ["LOOKUP", "TABLE", "lookup_sessions", "replace_session_rows"]
-
 TABLE = "session_extension_index"
 LOOKUP = (
     f"SELECT session_key FROM {TABLE}"

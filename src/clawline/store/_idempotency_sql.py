@@ -12,8 +12,6 @@ from clawline.store._dialect import Dialect, Execute
 from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
 from clawline.types import JSONObject
 
-__all__ = ["SqlIdempotencyReads", "SqlIdempotencyWrites"]
-
 _COLUMNS = "dedupe_key, run_id, session_key, accepted_at, outcome, expires_at"
 _GET = (
     f"SELECT {_COLUMNS} FROM run_idempotency"

@@ -10,8 +10,6 @@ from clawline.store._dialect import INBOX_COLUMNS, Dialect, Execute, inbox_from_
 from clawline.store.collab import InboxReads, InboxWrites
 from clawline.types import JSONObject
 
-__all__ = ["SqlInboxReads", "SqlInboxWrites"]
-
 _SELECT = f"SELECT {', '.join(INBOX_COLUMNS)} FROM announce_inbox"
 _PENDING = f"{_SELECT} WHERE requester_session_key = ? AND delivered_at IS NULL ORDER BY id"
 _CHUNK = 500

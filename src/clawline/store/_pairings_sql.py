@@ -13,8 +13,6 @@ from clawline.records.pairing import PENDING, DevicePairing
 from clawline.store._dialect import Dialect, Execute
 from clawline.store.pairing import PairingReads, PairingWrites
 
-__all__ = ["PAIRING_COLUMNS", "SqlPairingReads", "SqlPairingWrites"]
-
 PAIRING_COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(DevicePairing))
 _SCOPE_COLUMNS = ("requested_scopes", "granted_scopes")
 _SELECT = f"SELECT {', '.join(PAIRING_COLUMNS)} FROM device_pairings"

@@ -22,8 +22,6 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["to_pyformat"]
-
 _SPECIAL = re.compile(
     r"""
       (?P<estring> (?<![\w$]) [eE]' )

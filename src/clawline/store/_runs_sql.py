@@ -9,8 +9,6 @@ from clawline.records.collab import SubagentRun
 from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
 from clawline.store.collab import RunReads, RunWrites
 
-__all__ = ["SqlRunReads", "SqlRunWrites"]
-
 SPAWN_LOCK_CLASS = 0x636C7370
 """First key of the per-requester advisory lock of :meth:`RunWrites.count_active` ("clsp")."""
 

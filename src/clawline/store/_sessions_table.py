@@ -13,16 +13,6 @@ from clawline.records.session import SessionEntry
 from clawline.store.base import decode_path, encode_path
 from clawline.types import JSON
 
-__all__ = [
-    "COLUMNS",
-    "ENTRY_COLUMNS",
-    "INSERT_COLUMNS",
-    "SELECT_COLUMNS",
-    "entry_from_row",
-    "entry_to_params",
-    "key_kind",
-]
-
 COLUMNS: tuple[str, ...] = (
     "key",
     "agent_id",

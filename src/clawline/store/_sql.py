@@ -11,8 +11,6 @@ from typing import Any
 from clawline.store.base import PATH_SEP, SessionQuery
 from clawline.store.cursor import Position
 
-__all__ = ["ORDER_BY", "count_statement", "keyset_predicate", "subtree_bounds", "where_clause"]
-
 ORDER_BY = "ORDER BY updated_at DESC, key DESC"
 
 

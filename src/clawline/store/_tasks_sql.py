@@ -10,8 +10,6 @@ from clawline.store._dialect import TASK_COLUMNS, Dialect, Execute, task_from_ro
 from clawline.store.collab import TaskPage, TaskQuery, TaskReads, TaskWrites
 from clawline.store.cursor import Position
 
-__all__ = ["SqlTaskReads", "SqlTaskWrites"]
-
 DEDUPE_LOCK_CLASS = 0x636C746B
 """First key of the advisory lock taken while looking for a duplicate task ("cltk")."""
 

@@ -39,19 +39,6 @@ if TYPE_CHECKING:  # collab imports this module
     from clawline.store.instance_lock import InstanceLock
     from clawline.store.pairing import PairingReads, PairingWrites
 
-__all__ = [
-    "MAX_LINEAGE_PATH_BYTES",
-    "MAX_PAGE_SIZE",
-    "PATH_SEP",
-    "ExtensionIndexRow",
-    "Page",
-    "SessionQuery",
-    "Store",
-    "StoreTransaction",
-    "decode_path",
-    "encode_path",
-]
-
 PATH_SEP = "\x1f"
 """Separator of stored lineage paths. Keys never contain control characters, and it sorts
 below every character a key may hold, so a subtree is one index range."""

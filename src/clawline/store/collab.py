@@ -28,19 +28,6 @@ from clawline.records.task import TaskEvent, TaskRecord
 from clawline.store.cursor import Position
 from clawline.types import JSONObject
 
-__all__ = [
-    "BindingReads",
-    "BindingWrites",
-    "InboxReads",
-    "InboxWrites",
-    "RunReads",
-    "RunWrites",
-    "TaskPage",
-    "TaskQuery",
-    "TaskReads",
-    "TaskWrites",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class TaskQuery:

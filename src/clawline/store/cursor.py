@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from clawline.errors import InvalidCursor
 from clawline.records.session import SessionEntry
 
-__all__ = ["CURSOR_VERSION", "MAX_CURSOR_LENGTH", "CursorCodec"]
-
 
 @dataclass(frozen=True, slots=True)
 class Position:

@@ -17,13 +17,6 @@ from collections.abc import Mapping
 from clawline.store.base import ExtensionIndexRow
 from clawline.types import JSON
 
-__all__ = [
-    "MAX_INDEXED_NAME_CHARS",
-    "MAX_INDEXED_ROW_BYTES",
-    "MAX_INDEXED_VALUE_CHARS",
-    "extension_index_rows",
-]
-
 MAX_INDEXED_VALUE_CHARS = 512
 MAX_INDEXED_NAME_CHARS = 128
 MAX_INDEXED_ROW_BYTES = 2048

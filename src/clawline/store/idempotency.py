@@ -17,8 +17,6 @@ import abc
 from clawline.records.idempotency import IdempotencyRecord
 from clawline.types import JSONObject
 
-__all__ = ["IdempotencyReads", "IdempotencyWrites"]
-
 
 class IdempotencyReads(abc.ABC):
     """``store.idempotency``."""

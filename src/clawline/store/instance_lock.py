@@ -27,16 +27,6 @@ from datetime import UTC, datetime
 
 from clawline.errors import StoreUnavailable
 
-__all__ = [
-    "HOLDER_WAIT_S",
-    "InstanceHolder",
-    "InstanceLock",
-    "PrivateStoreLock",
-    "StoreInUse",
-    "StoreLockLost",
-    "refusal",
-]
-
 
 class StoreInUse(StoreUnavailable):
     """Another gateway holds the store's instance lock (:mod:`clawline.store.instance_lock`);

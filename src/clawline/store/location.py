@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["redact_url"]
-
 
 def redact_url(url: str) -> str:
     """The URL without its password, for logs and ``Store.location``."""

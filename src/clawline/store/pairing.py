@@ -12,8 +12,6 @@ from collections.abc import Sequence
 
 from clawline.records.pairing import DevicePairing
 
-__all__ = ["PairingReads", "PairingWrites"]
-
 
 class PairingReads(abc.ABC):
     """``store.pairings``."""

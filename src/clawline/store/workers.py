@@ -16,8 +16,6 @@ from typing import ParamSpec, TypeVar
 
 from clawline.store.base import Store
 
-__all__ = ["StoreWorkers"]
-
 P = ParamSpec("P")
 T = TypeVar("T")
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from clawline.errors import InvalidField
 
-__all__ = ["MAX_NAME", "MAX_TEXT", "choice", "optional", "text"]
-
 MAX_TEXT = 100_000
 """Bound on free text (task, summaries, error) stored with a task."""
 MAX_NAME = 512

@@ -21,8 +21,6 @@ from clawline.store.cursor import CursorCodec
 from clawline.tasks.fields import choice
 from clawline.types import JSONObject
 
-__all__ = ["MAX_TASK_LIST_LIMIT", "TaskList", "TaskLookups", "TaskSummary"]
-
 MAX_TASK_LIST_LIMIT = 1000
 
 

@@ -45,15 +45,7 @@ from clawline.records.task import (
 )
 from clawline.store.base import Store, StoreTransaction
 from clawline.tasks.fields import MAX_TEXT, choice, optional, text
-from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT, TaskList, TaskLookups, TaskSummary
-
-__all__ = [
-    "MAX_TASK_LIST_LIMIT",
-    "TASK_RETENTION_MS",
-    "TaskList",
-    "TaskRegistry",
-    "TaskSummary",
-]
+from clawline.tasks.lookups import TaskLookups
 
 TASK_RETENTION_MS = 7 * 24 * 3600 * 1000
 """How long a terminal task is kept: ``cleanupAfter = endedAt + 7 days`` (OpenClaw)."""

@@ -21,15 +21,6 @@ from dataclasses import dataclass, field
 from clawline.records.task import InvalidTaskTransition, TaskRecord
 from clawline.tasks.registry import TaskRegistry
 
-__all__ = [
-    "LOST_ERROR",
-    "LOST_GRACE_MS",
-    "SWEEP_BATCH",
-    "SWEEP_INTERVAL_MS",
-    "SweepResult",
-    "sweep",
-]
-
 SWEEP_INTERVAL_MS = 60_000
 """How often the sweeper runs (OpenClaw: every 60 s)."""
 LOST_GRACE_MS = 5 * 60_000

@@ -16,8 +16,6 @@ import asyncio
 import heapq
 import itertools
 
-__all__ = ["FakeClock"]
-
 _SETTLE_ROUNDS = 5
 """Loop iterations :meth:`FakeClock.run_for` yields after waking sleepers, so that what they
 start (another sleep, a store call's completion callback) has run before time moves on."""

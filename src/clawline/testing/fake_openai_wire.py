@@ -8,15 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "FakeReply",
-    "FakeToolCall",
-    "anthropic_events",
-    "anthropic_message",
-    "openai_chunks",
-    "openai_completion",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class FakeToolCall:

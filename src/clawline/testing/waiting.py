@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from clawline.runtime import Runtime
 
-__all__ = ["drained", "eventually", "settled"]
-
 POLL_S = 0.002
 CALM_ROUNDS = 5
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["LOCALES", "STATIC_DIR"]
-
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The page's files: ``index.html``, ``js/``, ``css/``, ``i18n/``."""
 

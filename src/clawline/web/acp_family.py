@@ -25,16 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from clawline.acp_client import FamilyResult, get_session_family
-from clawline.acp_client.link import AcpClientError, AgentFeatures, AgentLink, spawned_agent
-
-__all__ = [
-    "FAMILY_TIMEOUT_S",
-    "STOPPED",
-    "TIMED_OUT",
-    "BridgeTarget",
-    "WebFamily",
-    "bridge_target",
-]
+from clawline.acp_client.agent_calls import AcpClientError
+from clawline.acp_client.link import AgentFeatures, AgentLink, spawned_agent
 
 STOPPED = "the gateway is stopping"
 TIMED_OUT = "ACP session family request timed out"

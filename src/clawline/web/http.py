@@ -16,8 +16,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clawline.web import STATIC_DIR
 
-__all__ = ["CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "web_routes"]
-
 CONTENT_SECURITY_POLICY = "; ".join(
     (
         "default-src 'none'",

@@ -14,10 +14,7 @@ This module is a plugin factory: :func:`make_plugin` gives each gateway its own
 
 from __future__ import annotations
 
-from clawline.xworkmate.constants import PLUGIN_ID
 from clawline.xworkmate.plugin import XWorkmatePlugin
-
-__all__ = ["PLUGIN_ID", "XWorkmatePlugin", "make_plugin"]
 
 
 def make_plugin() -> XWorkmatePlugin:

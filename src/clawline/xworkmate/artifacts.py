@@ -19,8 +19,6 @@ from clawline.types import JSONObject
 from clawline.xworkmate.refs import ArtifactRef, sign_ref, workspace_root_hash
 from clawline.xworkmate.scope import TaskScope
 
-__all__ = ["CONTENT_TYPES", "FileRead", "content_type_for", "describe", "read_file"]
-
 _OOXML = "application/vnd.openxmlformats-officedocument"
 CONTENT_TYPES: dict[str, str] = {
     ".md": "text/markdown",

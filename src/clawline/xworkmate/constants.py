@@ -4,22 +4,6 @@ from __future__ import annotations
 
 from clawline.config import XWORKMATE_PLUGIN_ID
 
-__all__ = [
-    "DEFAULT_EXPECTED_ARTIFACT_DIRS",
-    "IGNORE_FILE_NAME",
-    "LOGGER_NAME",
-    "MAPPING_NAMESPACE",
-    "MAX_IGNORE_FILE_BYTES",
-    "MAX_SCAN_ENTRIES",
-    "METHOD_NAMES",
-    "PLUGIN_ID",
-    "SKIPPED_DIRS",
-    "TASK_ID_PREFIX",
-    "TASK_RUNS_NAMESPACE",
-    "TASK_SCOPE_ROOT",
-    "TOOL_NAME",
-]
-
 PLUGIN_ID = XWORKMATE_PLUGIN_ID
 """The plugin id OpenClaw knows; the key of this plugin's session extensions."""
 LOGGER_NAME = "clawline.plugins.xworkmate"

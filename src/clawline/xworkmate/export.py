@@ -39,14 +39,6 @@ from clawline.xworkmate.scope import (
 )
 from clawline.xworkmate.workspace_root import open_root
 
-__all__ = [
-    "ExportOptions",
-    "base_result",
-    "expected_dir_status",
-    "export_artifacts",
-    "order_candidates",
-]
-
 NOT_PREPARED = "artifact scope is not prepared for this task run"
 
 

@@ -17,22 +17,15 @@ from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
 from clawline.config import XWorkmateSettings
+from clawline.pairing.scopes import READ, WRITE
 from clawline.plugins.host import PluginHost
-from clawline.plugins.methods import (
-    READ,
-    WRITE,
-    MethodCall,
-    MethodError,
-    MethodHandler,
-)
+from clawline.plugins.methods import MethodCall, MethodError, MethodHandler
 from clawline.plugins.registrars import MethodRegistrar
 from clawline.types import JSON, JSONObject
 from clawline.xworkmate import operations
 from clawline.xworkmate.constants import METHOD_NAMES
 from clawline.xworkmate.state import StateSource
 from clawline.xworkmate.tasks_get import tasks_get
-
-__all__ = ["register_methods"]
 
 
 class Operation(Protocol):

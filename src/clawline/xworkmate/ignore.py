@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from clawline.agents.confined import ConfinedDir, ConfinedPathError
 from clawline.xworkmate.constants import IGNORE_FILE_NAME, MAX_IGNORE_FILE_BYTES
 
-__all__ = ["IgnoreRules", "load_ignore_rules", "parse_ignore_rules"]
-
 _FENCE_OPEN = "```artifact-ignore"
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

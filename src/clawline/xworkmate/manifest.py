@@ -20,8 +20,6 @@ from collections.abc import Mapping, Sequence
 
 from clawline.types import JSON
 
-__all__ = ["format_size", "manifest_markdown"]
-
 EMPTY = "No artifacts found for this task run."
 
 

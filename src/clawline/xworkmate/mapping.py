@@ -34,16 +34,6 @@ if TYPE_CHECKING:
     from clawline.clock import Clock
     from clawline.plugins.host import PluginHost
 
-__all__ = [
-    "CONFLICT_MESSAGE",
-    "SessionMapping",
-    "find_mapping",
-    "iso_now",
-    "read_mapping",
-    "storage_key",
-    "upsert_mapping",
-]
-
 CONFLICT_MESSAGE = "conflict: xworkmate session mapping already points to a different session"
 SOURCES = ("session_start", "bridge_prepare")
 

@@ -27,14 +27,6 @@ from clawline.xworkmate.scope import safe_scope_segment
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = [
-    "END_STATUSES",
-    "create_native_task",
-    "find_native_task",
-    "finish_native_task",
-    "native_task_id",
-]
-
 END_STATUSES = {
     "done": "succeeded",
     "failed": "failed",

@@ -16,18 +16,6 @@ from typing import Any
 
 from clawline.errors import Conflict, InvalidInput
 
-__all__ = [
-    "XWorkmateConflict",
-    "XWorkmateError",
-    "non_negative_int",
-    "non_negative_number",
-    "optional_bool",
-    "optional_string",
-    "positive_int",
-    "record",
-    "required_string",
-]
-
 
 class XWorkmateError(InvalidInput):
     """A request the plugin refuses; the message is the upstream plugin's exact text."""

@@ -39,16 +39,6 @@ from clawline.xworkmate.workspace_root import open_root, resolve_root
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = [
-    "expected_dirs_for",
-    "export",
-    "list_artifacts",
-    "prepare",
-    "read",
-    "snapshot",
-    "target",
-]
-
 Params = Mapping[str, Any]
 
 

@@ -16,14 +16,6 @@ from pathlib import Path
 from clawline.agents.confined import ConfinedDir, DirStatus, SymlinkRefused
 from clawline.xworkmate.open_params import XWorkmateError
 
-__all__ = [
-    "SCOPE_ESCAPE_ERROR",
-    "DirStatus",
-    "dir_status",
-    "is_within",
-    "make_directory",
-]
-
 SCOPE_ESCAPE_ERROR = "artifactScope must stay inside the workspace"
 
 

@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
     from clawline.plugins.registrars import MethodRegistrar, ToolRegistrar
 
-__all__ = ["XWorkmatePlugin", "last_assistant_text"]
-
 log = logging.getLogger(LOGGER_NAME)
 
 

@@ -38,8 +38,6 @@ from clawline.xworkmate.scan import exported_from_expected_dir, top_level_dirs
 from clawline.xworkmate.scope import TaskScope
 from clawline.xworkmate.workspace_root import open_root
 
-__all__ = ["read_artifact", "safe_relative_path"]
-
 OUTSIDE = "relativePath must stay inside the workspace"
 HARDLINKED = "relativePath must not be hard-linked"
 _DRIVE = re.compile(r"^[A-Za-z]:")

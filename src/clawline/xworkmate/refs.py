@@ -26,8 +26,6 @@ from pathlib import Path
 from clawline.xworkmate.open_params import XWorkmateError
 from clawline.xworkmate.scope import TaskScope
 
-__all__ = ["ArtifactRef", "sign_ref", "verify_ref", "workspace_root_hash"]
-
 INVALID = "invalid artifactRef"
 WRONG_WORKSPACE = "artifactRef does not match workspace"
 WRONG_RUN = "artifactRef does not match sessionKey/runId"

@@ -30,15 +30,6 @@ from clawline.xworkmate.constants import (
 from clawline.xworkmate.ignore import IgnoreRules, load_ignore_rules
 from clawline.xworkmate.paths import dir_status
 
-__all__ = [
-    "Candidate",
-    "ScanBudget",
-    "exported_from_expected_dir",
-    "scan_expected_dirs",
-    "scan_tree",
-    "top_level_dirs",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:

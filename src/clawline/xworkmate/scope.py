@@ -18,17 +18,6 @@ from typing import Any
 from clawline.xworkmate.constants import DEFAULT_EXPECTED_ARTIFACT_DIRS, TASK_SCOPE_ROOT
 from clawline.xworkmate.open_params import XWorkmateError, optional_string
 
-__all__ = [
-    "MAX_SEGMENT_LENGTH",
-    "TaskScope",
-    "expected_dirs_or_default",
-    "extension_of",
-    "normalize_expected_dirs",
-    "normalize_extension_counts",
-    "normalize_extensions",
-    "safe_scope_segment",
-]
-
 MAX_SEGMENT_LENGTH = 96
 _SEPARATORS = re.compile(r"[/\\]+")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

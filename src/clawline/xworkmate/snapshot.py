@@ -33,8 +33,6 @@ from clawline.xworkmate.paths import SCOPE_ESCAPE_ERROR, is_within, make_directo
 from clawline.xworkmate.scope import TaskScope
 from clawline.xworkmate.workspace_root import open_root
 
-__all__ = ["SNAPSHOT_DIR", "collect_and_snapshot"]
-
 SNAPSHOT_DIR = "artifacts"
 NO_SOURCES = "no task-referenced source files supplied; shared media roots were not scanned"
 _CHUNK = 1024 * 1024

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from clawline.config import XWorkmateSettings
     from clawline.plugins.host import PluginHost
 
-__all__ = ["NOT_STARTED", "StateSource", "XWorkmateNotStarted", "XWorkmateState"]
-
 NOT_STARTED = "the xworkmate plugin has not started"
 
 

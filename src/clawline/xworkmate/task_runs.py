@@ -26,18 +26,6 @@ from clawline.xworkmate.mapping import iso_now, storage_key
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = [
-    "MAX_ERROR_CHARS",
-    "MAX_OUTPUT_CHARS",
-    "MAX_RECORDED_RUNS",
-    "latest_run",
-    "read_run",
-    "record_run_ended",
-    "record_run_started",
-    "redact",
-    "trim_runs",
-]
-
 MAX_RECORDED_RUNS = 32
 MAX_OUTPUT_CHARS = 16 * 1024
 MAX_ERROR_CHARS = 2048

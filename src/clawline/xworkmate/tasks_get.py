@@ -41,8 +41,6 @@ from clawline.xworkmate.task_runs import latest_run, read_run
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = ["app_status", "tasks_get"]
-
 log = logging.getLogger(LOGGER_NAME)
 
 _EXPORT_FIELDS = (

@@ -22,8 +22,6 @@ from clawline.xworkmate.constants import TOOL_NAME
 from clawline.xworkmate.manifest import manifest_markdown
 from clawline.xworkmate.state import StateSource
 
-__all__ = ["ArtifactsTool"]
-
 HOST_ONLY = ("sessionKey", "openclawSessionKey", "runId", "workspaceDir")
 
 _PARAMETERS: JSONObject = {

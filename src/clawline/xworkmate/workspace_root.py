@@ -26,8 +26,6 @@ from clawline.xworkmate.paths import is_within
 if TYPE_CHECKING:
     from clawline.plugins.host import PluginHost
 
-__all__ = ["configured_root", "open_root", "resolve_root"]
-
 NOT_ABSOLUTE = "workspaceDir must be an absolute path"
 OUTSIDE = "workspaceDir must stay inside the configured workspace"
 

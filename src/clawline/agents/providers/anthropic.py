@@ -21,17 +21,15 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
 from clawline.agents.providers.openai_compat import parse_arguments
 from clawline.agents.providers.sdk_client import SdkClient
+from clawline.agents.tools.base import ToolSpec
 from clawline.config import ProviderSettings
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
-
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider", "anthropic_messages"]
 
 DEFAULT_MAX_TOKENS = 8192
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse"}

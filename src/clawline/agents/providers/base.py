@@ -21,20 +21,6 @@ from clawline.agents.tools.base import ToolSpec
 from clawline.errors import Unavailable
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "Finish",
-    "ModelMessage",
-    "Provider",
-    "ProviderError",
-    "Role",
-    "StreamItem",
-    "TextDelta",
-    "ToolCall",
-    "ToolCallDone",
-    "ToolSpec",
-    "Usage",
-]
-
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 

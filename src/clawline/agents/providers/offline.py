@@ -43,7 +43,6 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
 from clawline.agents.providers.offline_directives import SPAWN_TOOL, Wave, parse_directives
@@ -55,10 +54,9 @@ from clawline.agents.steps import (
     classify_turn,
     subagent_task,
 )
+from clawline.agents.tools.base import ToolSpec
 from clawline.config import DEFAULT_ECHO_DELAY_MS
 from clawline.types import JSONObject
-
-__all__ = ["OfflineProvider", "Plan", "plan_reply"]
 
 _INFO_CHARS = 200
 _EVENT_FIELD = re.compile(r"^(task|status):\s*(.*)$", re.MULTILINE)

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 
 from clawline.types import JSONObject
 
-__all__ = ["Directives", "ToolDirective", "Wave", "parse_directives"]
-
 SPAWN_TOOL = "sessions_spawn"
 
 _WAVE = re.compile(r"spawn\s+(\d+)\s*x\s*:\s*(.+)")

@@ -21,16 +21,14 @@ from clawline.agents.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDone,
-    ToolSpec,
     Usage,
 )
 from clawline.agents.providers.sdk_client import SdkClient
+from clawline.agents.tools.base import ToolSpec
 from clawline.config import ProviderSettings
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-
-__all__ = ["OpenAIProvider", "parse_arguments"]
 
 _STOP_REASONS = {"stop": "stop", "tool_calls": "toolUse", "function_call": "toolUse"}
 

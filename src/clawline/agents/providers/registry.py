@@ -20,8 +20,6 @@ from clawline.config import (
     parse_model_ref,
 )
 
-__all__ = ["ProviderFactory", "ProviderRegistry"]
-
 ProviderFactory: TypeAlias = Callable[[ProviderSettings, Mapping[str, str]], Provider]
 """Makes the provider of one ``[models.providers.<name>]`` table (with the environment, for
 API keys)."""

@@ -10,8 +10,6 @@ from typing import Generic, Protocol, TypeVar
 from clawline.agents.providers.base import ProviderError
 from clawline.config import ProviderSettings
 
-__all__ = ["SdkClient", "missing_key_error"]
-
 
 class _Closable(Protocol):
     def close(self) -> Awaitable[None]: ...

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from clawline.config import AgentConfig
     from clawline.records.session import SessionEntry
 
-__all__ = ["Tool", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]
-
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:

@@ -31,16 +31,6 @@ from clawline.config import FsToolsConfig
 from clawline.errors import InvalidInput
 from clawline.types import JSON, JSONObject
 
-__all__ = [
-    "MAX_LIST_ENTRIES",
-    "MAX_READ_BYTES",
-    "MAX_WRITE_BYTES",
-    "ListFilesTool",
-    "ReadFileTool",
-    "WriteFileTool",
-    "file_tools",
-]
-
 MAX_READ_BYTES = 1024 * 1024
 MAX_WRITE_BYTES = 5 * 1024 * 1024
 MAX_LIST_ENTRIES = 1000

@@ -24,16 +24,6 @@ from clawline.config import AgentConfig, matches_pattern
 if TYPE_CHECKING:
     from clawline.records.session import SessionEntry
 
-__all__ = [
-    "SESSION_TOOLS",
-    "SUBAGENT_DENY_ALWAYS",
-    "SUBAGENT_DENY_LEAF",
-    "ToolRegistry",
-    "is_leaf",
-    "session_depth",
-    "tool_allowed",
-]
-
 SUBAGENT_DENY_ALWAYS = frozenset(
     {"sessions_send", "agents_list", "session_status", "gateway", "cron"}
 )

@@ -41,15 +41,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "SWEEP_BATCH",
-    "SWEEP_INTERVAL_MS",
-    "DeliveryTarget",
-    "ThreadBindings",
-    "expire_bindings_blocking",
-    "resolve_delivery_target",
-]
-
 log = logging.getLogger("clawline.channels.thread_bindings.living")
 
 SWEEP_INTERVAL_MS = 60_000

@@ -50,18 +50,6 @@ if TYPE_CHECKING:
     from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers
 
-__all__ = [
-    "ACP_THREAD_ERROR_CODE",
-    "SpawnThreadDecision",
-    "ThreadPlan",
-    "ThreadPlanner",
-    "ThreadRefusal",
-    "bind_thread",
-    "requester_channel_context",
-    "resolve_spawn_mode",
-    "session_mode_error",
-]
-
 ACP_THREAD_ERROR_CODE = "thread_binding_invalid"
 _NO_CHANNEL_KINDS = ("cron", "hook", "node")
 _INTERNAL = "internal"

@@ -25,22 +25,6 @@ from clawline.channels.base import (
 if TYPE_CHECKING:
     from clawline.config import ThreadBindingSettings
 
-__all__ = [
-    "ACP_NO_CONTEXT",
-    "NO_SPAWNING_HOOKS",
-    "SUBAGENT_NOT_READY",
-    "SUBAGENT_PREPARE_FAILED",
-    "PlanRefusal",
-    "bind_failed_text",
-    "bindings_disabled_text",
-    "no_conversation_text",
-    "placement_unsupported_text",
-    "plan_binding",
-    "spawn_disabled_text",
-    "spawning_from_plan",
-    "unavailable_text",
-]
-
 NO_SPAWNING_HOOKS = (
     "thread=true is unavailable because no channel plugin registered subagent_spawning hooks."
 )

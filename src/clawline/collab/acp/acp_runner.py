@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from clawline.collab.acp.child_agent import AgentProcess
     from clawline.collab.acp.children import AcpRuntime
 
-__all__ = ["AcpRunner"]
-
 _STOP_REASONS = {
     "end_turn": "stop",
     "max_tokens": "length",

@@ -30,8 +30,6 @@ from acp.schema import (
 from clawline.config import PermissionMode
 from clawline.types import JSONObject
 
-__all__ = ["READ_KINDS", "RuntimeClient", "UpdateListener"]
-
 log = logging.getLogger("clawline.collab.acp")
 
 READ_KINDS = frozenset({"read", "search"})

@@ -39,8 +39,6 @@ from clawline.acp_client.agent_process import AgentCommand, SpawnedAgent, spawn_
 from clawline.collab.acp.callbacks import RuntimeClient
 from clawline.errors import AcpAgentError
 
-__all__ = ["CLIENT_INFO", "AcpAgentError", "AgentCommand", "AgentProcess"]
-
 log = logging.getLogger("clawline.collab.acp")
 
 CLIENT_INFO = {"name": "clawline", "version": __version__}

@@ -73,15 +73,6 @@ if TYPE_CHECKING:
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
-__all__ = [
-    "CANCEL_WAIT_S",
-    "STARTUP_TIMEOUT_S",
-    "AcpChild",
-    "AcpRuntime",
-    "WatchedRun",
-    "WireObserver",
-]
-
 log = logging.getLogger("clawline.collab.acp")
 
 STARTUP_TIMEOUT_S = 60.0
@@ -191,8 +182,9 @@ class AcpRuntime:
         if self._runs.closed:
             raise AcpAgentError("the gateway is shutting down; no ACP agent is started")
         # The ACP SDK (and pydantic) load with the first agent process, not at gateway start.
+        from clawline.acp_client.agent_process import AgentCommand
         from clawline.collab.acp.callbacks import RuntimeClient
-        from clawline.collab.acp.child_agent import AgentCommand, AgentProcess
+        from clawline.collab.acp.child_agent import AgentProcess
 
         config = self.config
         process = AgentProcess(

@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
 
-__all__ = ["RELAY_FLUSH_S", "ParentRelay", "stream_log_path"]
-
 log = logging.getLogger("clawline.collab.acp")
 
 RELAY_FLUSH_S = 1.0

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from clawline.sessions.catalog import SessionCatalog
     from clawline.store.workers import StoreWorkers
 
-__all__ = ["AcpSessionRouter"]
-
 
 class AcpSessionRouter:
     """Serves an ACP-keyed session with ``acp`` (the ACP runner) when its entry is an ACP

@@ -32,8 +32,6 @@ from clawline.types import JSON, JSONObject
 if TYPE_CHECKING:
     from clawline.collab.acp.relay import ParentRelay
 
-__all__ = ["TurnOutput", "tool_text"]
-
 log = logging.getLogger("clawline.collab.acp")
 
 _TERMINAL = ("completed", "failed")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from clawline.gateway.registry import MethodRegistry
 
-__all__ = ["builtin_methods"]
-
 
 def builtin_methods() -> MethodRegistry:
     from clawline.gateway.methods import agent, chat, sessions, system, tasks, web

@@ -16,15 +16,13 @@ from clawline import keys
 from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.errors import SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
-from clawline.gateway.handshake import WRITE
 from clawline.gateway.methods.chat import send_through_runs
 from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
+from clawline.pairing.scopes import WRITE
 from clawline.types import JSON
-
-__all__ = ["AGENT_WAIT_DEFAULT_MS", "methods"]
 
 methods = MethodRegistry()
 

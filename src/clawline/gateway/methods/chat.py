@@ -20,14 +20,12 @@ from clawline.agents.inject import MAX_INJECT_LABEL
 from clawline.agents.messages import MAX_IDEMPOTENCY_KEY
 from clawline.agents.run import RunsClosed, SendAck
 from clawline.gateway.frames import ErrorCode, GatewayError
-from clawline.gateway.handshake import ADMIN, READ, WRITE, has_scope
 from clawline.gateway.methods.sessions.common import refuse_blank_key, required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
+from clawline.pairing.scopes import ADMIN, READ, WRITE, has_scope
 from clawline.types import JSON, JSONObject
-
-__all__ = ["methods", "refuse_provenance", "send_through_runs"]
 
 methods = MethodRegistry()
 

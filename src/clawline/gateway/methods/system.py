@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from clawline.gateway.bus import EventsNotRetained
 from clawline.gateway.frames import GatewayError
-from clawline.gateway.handshake import READ
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.types import JSON
-
-__all__ = ["methods", "replay_missed"]
 
 methods = MethodRegistry()
 

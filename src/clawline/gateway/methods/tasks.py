@@ -11,16 +11,14 @@ import contextlib
 
 from clawline.errors import ClawlineError, InvalidSessionKey
 from clawline.gateway.frames import GatewayError
-from clawline.gateway.handshake import READ, WRITE
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
+from clawline.pairing.scopes import READ, WRITE
 from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskNotFound
 from clawline.sessions.catalog import SessionCatalog
-from clawline.tasks.registry import MAX_TASK_LIST_LIMIT
+from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT
 from clawline.types import JSON, JSONObject
-
-__all__ = ["CANCEL", "GET", "LIST", "methods"]
 
 methods = MethodRegistry()
 

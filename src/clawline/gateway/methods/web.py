@@ -11,17 +11,15 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, cast
 
-from clawline.gateway.handshake import READ
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
+from clawline.pairing.scopes import READ
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.gateway.app import Gateway
     from clawline.web.acp_family import BridgeTarget, WebFamily
-
-__all__ = ["FAMILY", "family_service", "methods"]
 
 methods = MethodRegistry()
 
@@ -36,7 +34,7 @@ def family_service(gateway: Gateway) -> WebFamily:
     gateway shutdown."""
     # imported on first use: the family loader brings the ACP SDK (pydantic), which a gateway
     # that never serves the web chat should not pay for at start-up
-    from clawline.acp_client.link import AcpClientError
+    from clawline.acp_client.agent_calls import AcpClientError
     from clawline.web.acp_family import STOPPED, WebFamily, bridge_target
 
     family = _families.get(gateway)

@@ -1,5 +1,1 @@
 """The PostgreSQL backend."""
-
-from clawline.store.postgres.store import PostgresStore
-
-__all__ = ["PostgresStore"]

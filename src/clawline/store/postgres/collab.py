@@ -20,8 +20,6 @@ from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
 from clawline.store.base import Store, StoreTransaction
 from clawline.store.postgres.migrations import advisory_key
 
-__all__ = ["attach_reads", "attach_writes", "postgres_dialect"]
-
 
 def _identity(value: Any) -> Any:
     return value

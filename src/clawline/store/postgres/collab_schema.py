@@ -10,14 +10,6 @@ from typing import LiteralString
 import psycopg
 from psycopg.rows import TupleRow
 
-__all__ = [
-    "add_subagent_spawn_keys",
-    "create_announce_inbox",
-    "create_subagent_runs",
-    "create_tasks",
-    "create_thread_bindings",
-]
-
 Db = psycopg.Connection[TupleRow]
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import psycopg
 from psycopg.rows import TupleRow
 
-__all__ = ["create_run_idempotency"]
-
 
 def create_run_idempotency(db: psycopg.Connection[TupleRow]) -> None:
     # As in SQLite: one index for recovery (live rows: expires_at NULL, by key) and pruning.

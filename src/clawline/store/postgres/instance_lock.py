@@ -34,8 +34,6 @@ from clawline.errors import StoreUnavailable
 from clawline.store.instance_lock import InstanceHolder, InstanceLock
 from clawline.store.postgres.migrations import advisory_key
 
-__all__ = ["INSTANCE_LOCK_CLASS", "PostgresInstanceLock", "lock_conninfo"]
-
 INSTANCE_LOCK_CLASS = 0x636C696E
 """First key of the instance advisory lock ("clin"); the second is the schema's key."""
 HOLDER_ROW = "instance_holder"

@@ -29,8 +29,6 @@ from clawline.store.postgres.collab_schema import (
 from clawline.store.postgres.idempotency_schema import create_run_idempotency
 from clawline.store.postgres.pairing_schema import create_device_pairings
 
-__all__ = ["MIGRATIONS", "advisory_key", "migrate"]
-
 Migration = Callable[[psycopg.Connection[TupleRow]], None]
 
 MIGRATION_LOCK_CLASS = 0x636C6D67

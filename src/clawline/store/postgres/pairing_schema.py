@@ -5,8 +5,6 @@ from __future__ import annotations
 import psycopg
 from psycopg.rows import TupleRow
 
-__all__ = ["create_device_pairings"]
-
 
 def create_device_pairings(db: psycopg.Connection[TupleRow]) -> None:
     # As in SQLite: one row per device identity, and a partial index over pending requests.

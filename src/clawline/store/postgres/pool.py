@@ -24,15 +24,6 @@ from psycopg_pool import ConnectionPool
 
 from clawline.config import PoolSettings
 
-__all__ = [
-    "APPLICATION_NAME",
-    "CHECKOUT_TIMEOUT_S",
-    "CONNECT_TIMEOUT_S",
-    "Pool",
-    "migration_connection",
-    "open_pool",
-]
-
 APPLICATION_NAME = "clawline store"
 CONNECT_TIMEOUT_S = 10
 CHECKOUT_TIMEOUT_S = 30.0

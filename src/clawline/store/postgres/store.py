@@ -73,8 +73,6 @@ from clawline.store.postgres.pool import (
 )
 from clawline.types import JSONObject
 
-__all__ = ["PostgresStore"]
-
 LINEAGE_LOCK_CLASS = 0x636C6C6E
 """First key of the lineage advisory lock ("clln"); the second is the schema's key."""
 KEY_LOCK_CLASS = 0x636C6B79

@@ -17,8 +17,6 @@ from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
 from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
 from clawline.store.base import Store, StoreTransaction
 
-__all__ = ["SQLITE", "attach_reads", "attach_writes"]
-
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

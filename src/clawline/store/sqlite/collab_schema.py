@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = [
-    "add_subagent_spawn_keys",
-    "create_announce_inbox",
-    "create_subagent_runs",
-    "create_tasks",
-    "create_thread_bindings",
-]
-
 
 def _run(db: sqlite3.Connection, *statements: str) -> None:
     for statement in statements:

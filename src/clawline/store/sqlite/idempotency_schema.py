@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["create_run_idempotency"]
-
 
 def create_run_idempotency(db: sqlite3.Connection) -> None:
     # A rowid table: a row carries the run's outcome (its reply text), too big for WITHOUT

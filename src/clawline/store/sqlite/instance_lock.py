@@ -20,8 +20,6 @@ from pathlib import Path
 from clawline.errors import StoreUnavailable
 from clawline.store.instance_lock import InstanceHolder, InstanceLock
 
-__all__ = ["SQLiteInstanceLock", "lock_path_for"]
-
 
 def lock_path_for(database: Path) -> Path:
     return database.with_name(f"{database.name}.lock")

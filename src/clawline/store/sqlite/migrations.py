@@ -23,8 +23,6 @@ from clawline.store.sqlite.collab_schema import (
 from clawline.store.sqlite.idempotency_schema import create_run_idempotency
 from clawline.store.sqlite.pairing_schema import create_device_pairings
 
-__all__ = ["MIGRATIONS", "migrate"]
-
 Migration = Callable[[sqlite3.Connection], None]
 
 

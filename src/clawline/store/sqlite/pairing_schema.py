@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["create_device_pairings"]
-
 
 def create_device_pairings(db: sqlite3.Connection) -> None:
     # One row per device identity (clawline.records.pairing). The partial indexes serve the

@@ -49,8 +49,6 @@ from clawline.store.sqlite.instance_lock import SQLiteInstanceLock
 from clawline.store.sqlite.migrations import migrate
 from clawline.types import JSONObject
 
-__all__ = ["SQLiteStore"]
-
 _CHILD_SCAN_THRESHOLD = 2000
 
 _INSERT = (
@@ -84,7 +82,13 @@ def _decode(text: str) -> JSONObject:
 
 
 def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
-    return "sessions.agent_id, sessions.label" in str(error)
+    # SQLite names the constraint a write broke only in the message ("UNIQUE constraint failed:
+    # sessions.agent_id, sessions.label"); unlike PostgreSQL's diag.constraint_name there is no
+    # field for it. The error code narrows it to a unique violation first.
+    return (
+        error.sqlite_errorcode == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+        and "sessions.agent_id, sessions.label" in str(error)
+    )
 
 
 class _Transaction(StoreTransaction):
@@ -235,7 +239,8 @@ class SQLiteStore(Store):
                 self._db.execute("PRAGMA journal_mode = WAL")
                 return
             except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
+                busy = error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() > deadline:
                     self._db.close()
                     raise StoreUnavailable(f"cannot open {self.location}: {error}") from error
                 time.sleep(0.005)

@@ -17,8 +17,6 @@ from __future__ import annotations
 from clawline.gateway.methods.sessions import listing, lookup, subscribe, write
 from clawline.gateway.registry import MethodRegistry
 
-__all__ = ["methods"]
-
 methods = MethodRegistry()
 for _module in (listing, lookup, write, subscribe):
     methods.include(_module.methods)

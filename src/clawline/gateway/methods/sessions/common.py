@@ -9,18 +9,6 @@ from clawline.gateway.registry import Call
 from clawline.records.session import SessionEntry
 from clawline.types import JSONObject
 
-__all__ = [
-    "CONTROL_UI_CLIENT_ID",
-    "DEFAULT_MODEL",
-    "DEFAULT_MODEL_PROVIDER",
-    "is_main_key",
-    "refuse_blank_key",
-    "refuse_webchat",
-    "required_key",
-    "resolved_model",
-    "session_defaults",
-]
-
 DEFAULT_MODEL_PROVIDER = "offline"
 DEFAULT_MODEL = "offline"
 CONTROL_UI_CLIENT_ID = "openclaw-control-ui"

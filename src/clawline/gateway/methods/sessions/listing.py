@@ -21,10 +21,10 @@ import orjson
 
 from clawline import keys
 from clawline.gateway.frames import GatewayError
-from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions.common import session_defaults
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
 from clawline.sessions.changes import MAX_STORED_INT
@@ -32,8 +32,6 @@ from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
 from clawline.store.base import SessionQuery
 from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec, Position
 from clawline.types import JSON
-
-__all__ = ["LIST_SCHEMA", "ListPlan", "methods", "run_listing"]
 
 methods = MethodRegistry()
 

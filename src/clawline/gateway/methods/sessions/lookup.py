@@ -11,17 +11,15 @@ from clawline import keys
 from clawline.agents.chat_history import read_messages
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import GatewayError
-from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
 from clawline.sessions.labels import normalize_label
 from clawline.sessions.listing_rows import RowBuilder, RowOptions, event_text
 from clawline.types import JSON, JSONObject
-
-__all__ = ["methods"]
 
 methods = MethodRegistry()
 

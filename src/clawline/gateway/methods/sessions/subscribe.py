@@ -14,14 +14,12 @@ from another gateway incarnation.
 
 from __future__ import annotations
 
-from clawline.gateway.handshake import READ
 from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.methods.system import replay_missed
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import READ
 from clawline.types import JSON, JSONObject
-
-__all__ = ["methods"]
 
 methods = MethodRegistry()
 

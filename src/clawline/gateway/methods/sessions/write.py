@@ -12,7 +12,6 @@ from typing import Any
 from clawline import keys
 from clawline.errors import ClawlineError, SessionNotFound
 from clawline.gateway.frames import ErrorCode, GatewayError
-from clawline.gateway.handshake import ADMIN, WRITE
 from clawline.gateway.methods.sessions.common import (
     is_main_key,
     refuse_webchat,
@@ -21,11 +20,10 @@ from clawline.gateway.methods.sessions.common import (
 )
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
+from clawline.pairing.scopes import ADMIN, WRITE
 from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import Cause, Change, SessionCatalog
 from clawline.types import JSON, JSONObject
-
-__all__ = ["PATCH_FIELDS", "methods"]
 
 methods = MethodRegistry()
 
