@@ -95,12 +95,7 @@ def base_result(
     """The fields every artifact result shares (export, list, read); ``top`` is ``root`` held
     open (``None``: it does not exist)."""
     return {
-        "runId": scope.run_id,
-        "sessionKey": scope.session_key,
-        "remoteWorkingDirectory": str(root),
-        "remoteWorkspaceRefKind": "remotePath",
-        "artifactScope": scope.relative,
-        "scopeKind": "task",
+        **scope.result_fields(root),
         "artifacts": [],
         "warnings": warnings,
         "expectedArtifactDirs": list(expected_dirs),

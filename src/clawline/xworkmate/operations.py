@@ -149,12 +149,7 @@ def _prepare_dirs(root: Path, scope: TaskScope, dirs: list[str]) -> JSONObject:
         directory = make_directory(top, scope.relative)
         dir_status = expected_dir_status(top, dirs)
     return {
-        "runId": scope.run_id,
-        "sessionKey": scope.session_key,
-        "remoteWorkingDirectory": str(root),
-        "remoteWorkspaceRefKind": "remotePath",
-        "artifactScope": scope.relative,
-        "scopeKind": "task",
+        **scope.result_fields(root),
         "artifactDirectory": str(directory),
         "relativeArtifactDirectory": scope.relative,
         "warnings": [],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from clawline.xworkmate.constants import DEFAULT_EXPECTED_ARTIFACT_DIRS, TASK_SCOPE_ROOT
@@ -55,6 +56,18 @@ class TaskScope:
     def relative(self) -> str:
         """``tasks/<session segment>/<run segment>``."""
         return f"{self.session_scope}/{safe_scope_segment(self.run_id)}"
+
+    def result_fields(self, root: Path) -> dict[str, Any]:
+        """The fields that open every artifact result (export, list, read, prepare, snapshot):
+        the run, its session, the workspace ``root`` and this scope."""
+        return {
+            "runId": self.run_id,
+            "sessionKey": self.session_key,
+            "remoteWorkingDirectory": str(root),
+            "remoteWorkspaceRefKind": "remotePath",
+            "artifactScope": self.relative,
+            "scopeKind": "task",
+        }
 
     def check_supplied(self, supplied: object) -> str:
         """The scope a caller named, which must be this one; an omitted scope means this one.

@@ -150,12 +150,7 @@ def _collect(
             }
         )
     return {
-        "runId": scope.run_id,
-        "sessionKey": scope.session_key,
-        "remoteWorkingDirectory": str(root),
-        "remoteWorkspaceRefKind": "remotePath",
-        "artifactScope": scope.relative,
-        "scopeKind": "task",
+        **scope.result_fields(root),
         "artifactDirectory": str(scope_dir),
         "snapshotDirectory": str(scope_dir / SNAPSHOT_DIR),
         "copiedFiles": copied,
