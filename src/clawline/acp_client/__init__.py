@@ -8,10 +8,12 @@ spawns an agent process and connects to its stdio (and stops it, process group a
 runtime (:mod:`clawline.collab.acp`) uses ``agent_calls`` and ``agent_process`` too. A client
 library: it imports the ACP SDK and clawline's base modules, nothing of the domain.
 
-The family loader is this package's public API: its functions and types are importable from
-``clawline.acp_client`` itself.
+This package's public API, importable from ``clawline.acp_client`` itself: the family loader,
+the link it reads through (:func:`spawned_agent`, :class:`AgentLink`), the protocol version and
+the error every failed call raises (docs/api.md).
 """
 
+from clawline.acp_client.agent_calls import PROTOCOL_VERSION, AcpClientError
 from clawline.acp_client.family_loader import (
     INVALID_PAYLOAD,
     NO_SESSION_LIST,
@@ -26,10 +28,14 @@ from clawline.acp_client.family_loader import (
     parse_parent,
     project_family,
 )
+from clawline.acp_client.link import AgentLink, spawned_agent
 
 __all__ = [
     "INVALID_PAYLOAD",
     "NO_SESSION_LIST",
+    "PROTOCOL_VERSION",
+    "AcpClientError",
+    "AgentLink",
     "FamilyFailure",
     "FamilyResult",
     "FamilySuccess",
@@ -40,4 +46,5 @@ __all__ = [
     "member_of",
     "parse_parent",
     "project_family",
+    "spawned_agent",
 ]
