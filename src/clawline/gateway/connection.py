@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from clawline.errors import CATEGORY_CODES, ClawlineError
+from clawline.errors import ClawlineError
 from clawline.failure_log import log_failure, one_line
 from clawline.gateway.bus import Audience, Event
 from clawline.gateway.frames import (
@@ -321,13 +321,7 @@ class Connection:
             self.send_error(request.id, answer)
         except ClawlineError as error:
             log_failure(log, error, self._refused(request), client_level=logging.DEBUG)
-            # The code is the category's (errors.CATEGORY_CODES); details name the category
-            # and the class, so a client can tell a bad label from a missing session without
-            # reading the message.
-            category = error.category
-            details = {"errorType": category.__name__, "errorClass": type(error).__name__}
-            code = ErrorCode(CATEGORY_CODES[category])
-            self.send_error(request.id, GatewayError(error.message, code, details=details))
+            self.send_error(request.id, GatewayError.answering(error))
         except asyncio.CancelledError:
             raise
         except Exception:

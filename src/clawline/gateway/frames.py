@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from clawline.errors import ClawlineError
+from clawline.errors import CATEGORY_CODES, ClawlineError
 from clawline.types import JSON, JSONObject
 
 MAX_PREAUTH_FRAME = 64 * 1024
@@ -62,6 +62,15 @@ class GatewayError(ClawlineError):
         self.details = details
         self.retryable = retryable
         self.payload = payload
+
+    @classmethod
+    def answering(cls, error: ClawlineError) -> GatewayError:
+        """How any other clawline error is answered: its category's code
+        (:data:`~clawline.errors.CATEGORY_CODES`), and details naming the category and the class,
+        so a client can tell a bad label from a missing session without reading the message."""
+        category = error.category
+        details = {"errorType": category.__name__, "errorClass": type(error).__name__}
+        return cls(error.message, ErrorCode(CATEGORY_CODES[category]), details=details)
 
 
 class AccessRefused(GatewayError):
