@@ -26,11 +26,13 @@ ALLOWED: dict[str, str] = {
     "collab_schema.py": "the collaboration tables' schema of each backend",
     "idempotency_schema.py": "the run idempotency table's schema of each backend",
     "pairing_schema.py": "the device pairing table's schema of each backend",
+    "outbox_schema.py": "the channel outbox table's schema of each backend",
     "collab.py": "the collaboration tables at each layer: records, store interface, each backend",
     "idempotency.py": "run idempotency at each layer: the record, the store interface, the "
     "agents' cache over it",
     "pairing.py": "device pairing at each layer: the record, the store interface, the test "
     "helper that pairs through them",
+    "outbox.py": "the channel outbox at each layer: the record and the store interface",
     "clock.py": "the clock and its test double (clawline.testing.clock.FakeClock)",
     "tasks.py": "the tasks surface of each adapter: the CLI's `clawline tasks` group and the "
     "gateway's `tasks.*` methods",

@@ -46,6 +46,7 @@ TABLES = (
     "session_extension_index",
     "run_idempotency",
     "device_pairings",
+    "channel_outbox",
 )
 _DATA_TABLES = (
     "transcript_events",
@@ -59,6 +60,7 @@ _DATA_TABLES = (
     "session_extension_index",
     "run_idempotency",
     "device_pairings",
+    "channel_outbox",
 )
 
 

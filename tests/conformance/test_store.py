@@ -26,6 +26,7 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
     assert names == [
         "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_channel_outbox",
         "create_device_pairings",
         "create_meta",
         "create_run_idempotency",

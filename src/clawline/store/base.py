@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # collab imports this module
     )
     from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
     from clawline.store.instance_lock import InstanceLock
+    from clawline.store.outbox import OutboxReads, OutboxWrites
     from clawline.store.pairing import PairingReads, PairingWrites
 
 PATH_SEP = "\x1f"
@@ -138,6 +139,8 @@ class StoreTransaction(abc.ABC):
     """Run idempotency keys (:mod:`clawline.store.idempotency`)."""
     pairings: PairingWrites
     """Device pairings (:mod:`clawline.store.pairing`)."""
+    outbox: OutboxWrites
+    """The channel outbox (:mod:`clawline.store.outbox`)."""
 
     _committed: list[Callable[[], None]] | None = None
 
@@ -220,6 +223,8 @@ class Store(abc.ABC):
     """Run idempotency keys (:mod:`clawline.store.idempotency`)."""
     pairings: PairingReads
     """Device pairings (:mod:`clawline.store.pairing`)."""
+    outbox: OutboxReads
+    """The channel outbox (:mod:`clawline.store.outbox`)."""
 
     @property
     @abc.abstractmethod

@@ -14,6 +14,7 @@ from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
 from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
@@ -46,19 +47,20 @@ def postgres_dialect(schema: str) -> Dialect:
 
 
 def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
-    """Give ``store`` its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
-    read objects."""
+    """Give ``store`` its read objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
+    ``pairings``, ``outbox``, ``idempotency``)."""
     store.tasks = SqlTaskReads(fetch, dialect)
     store.runs = SqlRunReads(fetch, dialect)
     store.inbox = SqlInboxReads(fetch, dialect)
     store.bindings = SqlBindingReads(fetch, dialect)
     store.pairings = SqlPairingReads(fetch, dialect)
+    store.outbox = SqlOutboxReads(fetch, dialect)
     store.idempotency = SqlIdempotencyReads(fetch, dialect)
 
 
 def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialect: Dialect) -> None:
-    """Give a transaction its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
-    write objects."""
+    """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
+    ``pairings``, ``outbox``, ``idempotency``)."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         cursor.execute(statement, params)
@@ -69,4 +71,5 @@ def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialec
     tx.inbox = SqlInboxWrites(execute, dialect)
     tx.bindings = SqlBindingWrites(execute, dialect)
     tx.pairings = SqlPairingWrites(execute, dialect)
+    tx.outbox = SqlOutboxWrites(execute, dialect)
     tx.idempotency = SqlIdempotencyWrites(execute, dialect)

@@ -27,6 +27,7 @@ from clawline.store.postgres.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.postgres.idempotency_schema import create_run_idempotency
+from clawline.store.postgres.outbox_schema import create_channel_outbox
 from clawline.store.postgres.pairing_schema import create_device_pairings
 
 Migration = Callable[[psycopg.Connection[TupleRow]], None]
@@ -183,6 +184,7 @@ MIGRATIONS: list[Migration] = [
     create_run_idempotency,
     create_device_pairings,
     add_subagent_spawn_keys,
+    create_channel_outbox,
 ]
 
 

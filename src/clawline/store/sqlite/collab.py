@@ -12,6 +12,7 @@ from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
 from clawline.store._tasks_sql import SqlTaskReads, SqlTaskWrites
@@ -32,19 +33,20 @@ SQLITE = Dialect(
 
 
 def attach_reads(store: Store, fetch: Execute) -> None:
-    """Give ``store`` its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
-    read objects."""
+    """Give ``store`` its read objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
+    ``pairings``, ``outbox``, ``idempotency``)."""
     store.tasks = SqlTaskReads(fetch, SQLITE)
     store.runs = SqlRunReads(fetch, SQLITE)
     store.inbox = SqlInboxReads(fetch, SQLITE)
     store.bindings = SqlBindingReads(fetch, SQLITE)
     store.pairings = SqlPairingReads(fetch, SQLITE)
+    store.outbox = SqlOutboxReads(fetch, SQLITE)
     store.idempotency = SqlIdempotencyReads(fetch, SQLITE)
 
 
 def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
-    """Give a transaction its ``tasks``, ``runs``, ``inbox``, ``bindings`` and ``idempotency``
-    write objects."""
+    """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
+    ``pairings``, ``outbox``, ``idempotency``)."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         return db.execute(statement, params).fetchall()
@@ -54,4 +56,5 @@ def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
     tx.inbox = SqlInboxWrites(execute, SQLITE)
     tx.bindings = SqlBindingWrites(execute, SQLITE)
     tx.pairings = SqlPairingWrites(execute, SQLITE)
+    tx.outbox = SqlOutboxWrites(execute, SQLITE)
     tx.idempotency = SqlIdempotencyWrites(execute, SQLITE)

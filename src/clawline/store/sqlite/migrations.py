@@ -21,6 +21,7 @@ from clawline.store.sqlite.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.sqlite.idempotency_schema import create_run_idempotency
+from clawline.store.sqlite.outbox_schema import create_channel_outbox
 from clawline.store.sqlite.pairing_schema import create_device_pairings
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -171,6 +172,7 @@ MIGRATIONS: list[Migration] = [
     create_run_idempotency,
     create_device_pairings,
     add_subagent_spawn_keys,
+    create_channel_outbox,
 ]
 
 

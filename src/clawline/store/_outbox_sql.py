@@ -1,0 +1,125 @@
+"""``store.outbox`` and ``tx.outbox`` in SQL shared by the backends (see :mod:`._dialect`).
+
+The due scan and the next-due time are one range of the partial index
+``outbox_due (next_attempt_at, id) WHERE status = 'pending'``; listing walks the primary key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+from clawline.records.outbox import OutboxItem, OutboxStatus, OutboxTarget
+from clawline.store._dialect import Dialect, Execute
+from clawline.store.outbox import OutboxReads, OutboxWrites
+
+_TARGET = ("channel", "account_id", "target_to", "thread_id")
+_OWN = tuple(field.name for field in fields(OutboxItem) if field.name != "target")
+COLUMNS: tuple[str, ...] = (*_TARGET, *_OWN)
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM channel_outbox"
+_INSERT = [column for column in COLUMNS if column != "id"]
+
+
+def _item(row: Sequence[Any]) -> OutboxItem:
+    values = dict(zip(COLUMNS, row, strict=True))
+    target = OutboxTarget(
+        channel=values.pop("channel"),
+        account_id=values.pop("account_id"),
+        to=values.pop("target_to"),
+        thread_id=values.pop("thread_id"),
+    )
+    return OutboxItem(target=target, **values)
+
+
+def _params(item: OutboxItem) -> list[Any]:
+    target = item.target
+    own = [getattr(item, name) for name in _OWN if name != "id"]
+    return [target.channel, target.account_id, target.to, target.thread_id, *own]
+
+
+class _OutboxSql:
+    def __init__(self, execute: Execute, dialect: Dialect) -> None:
+        self._execute = execute
+        self._d = dialect
+
+    def _items(self, statement: str, params: Sequence[Any]) -> list[OutboxItem]:
+        return [_item(row) for row in self._execute(self._d.q(statement), params)]
+
+
+class SqlOutboxReads(_OutboxSql, OutboxReads):
+    def get(self, item_id: int) -> OutboxItem | None:
+        found = self._items(f"{_SELECT} WHERE id = ?", [item_id])
+        return found[0] if found else None
+
+    def due(self, now: int, limit: int) -> list[OutboxItem]:
+        return self._items(
+            f"{_SELECT} WHERE status = 'pending' AND next_attempt_at <= ?"
+            " ORDER BY next_attempt_at, id LIMIT ?",
+            [now, limit],
+        )
+
+    def next_due_at(self) -> int | None:
+        rows = self._execute(
+            "SELECT min(next_attempt_at) FROM channel_outbox WHERE status = 'pending'", []
+        )
+        return None if not rows or rows[0][0] is None else int(rows[0][0])
+
+    def page(
+        self, status: OutboxStatus | None, before_id: int | None, limit: int
+    ) -> list[OutboxItem]:
+        conditions: list[str] = []
+        params: list[Any] = []
+        if status is not None:
+            conditions.append("status = ?")
+            params.append(status)
+        if before_id is not None:
+            conditions.append("id < ?")
+            params.append(before_id)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        return self._items(f"{_SELECT}{where} ORDER BY id DESC LIMIT ?", [*params, limit])
+
+    def pending_counts(self) -> dict[tuple[str, str], int]:
+        rows = self._execute(
+            "SELECT channel, account_id, count(*) FROM channel_outbox"
+            " WHERE status = 'pending' GROUP BY channel, account_id",
+            [],
+        )
+        return {(str(row[0]), str(row[1])): int(row[2]) for row in rows}
+
+
+class SqlOutboxWrites(_OutboxSql, OutboxWrites):
+    def enqueue(self, items: Sequence[OutboxItem]) -> list[OutboxItem]:
+        statement = self._d.q(
+            f"INSERT INTO channel_outbox ({', '.join(_INSERT)})"
+            f" VALUES ({self._d.marks(len(_INSERT))})"
+            f" ON CONFLICT (dedupe_key) DO NOTHING RETURNING {', '.join(COLUMNS)}"
+        )
+        inserted: list[OutboxItem] = []
+        for item in items:
+            inserted.extend(_item(row) for row in self._execute(statement, _params(item)))
+        return inserted
+
+    def _update(self, statement: str, params: Sequence[Any]) -> bool:
+        return bool(self._execute(self._d.q(f"{statement} RETURNING id"), params))
+
+    def delivered(self, item_id: int, at: int, remote_id: str | None) -> bool:
+        return self._update(
+            "UPDATE channel_outbox SET status = 'delivered', delivered_at = ?, remote_id = ?,"
+            " attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
+            [at, remote_id, item_id],
+        )
+
+    def retry_later(self, item_id: int, at: int, error: str) -> bool:
+        return self._update(
+            "UPDATE channel_outbox SET attempts = attempts + 1, next_attempt_at = ?,"
+            " last_error = ? WHERE id = ? AND status = 'pending'",
+            [at, error, item_id],
+        )
+
+    def failed(self, item_id: int, at: int, error: str) -> bool:
+        return self._update(
+            "UPDATE channel_outbox SET status = 'failed', attempts = attempts + 1,"
+            " next_attempt_at = ?, last_error = ? WHERE id = ? AND status = 'pending'",
+            [at, error, item_id],
+        )

@@ -1,0 +1,59 @@
+"""The store interface of the channel outbox: ``store.outbox`` and ``tx.outbox``.
+
+Like the other tables these objects know SQL and indexes, not rules: the delivery loop
+(:mod:`clawline.channels.outbox_delivery`) decides when to retry and when to give up. Every
+backend shares the SQL (:mod:`clawline.store._outbox_sql`).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from clawline.records.outbox import OutboxItem, OutboxStatus
+
+
+class OutboxReads(abc.ABC):
+    """``store.outbox``."""
+
+    @abc.abstractmethod
+    def get(self, item_id: int) -> OutboxItem | None: ...
+
+    @abc.abstractmethod
+    def due(self, now: int, limit: int) -> list[OutboxItem]:
+        """Pending rows whose next attempt is due, oldest first (one index range)."""
+
+    @abc.abstractmethod
+    def next_due_at(self) -> int | None:
+        """When the earliest pending row is due, ``None`` when none is pending."""
+
+    @abc.abstractmethod
+    def page(
+        self, status: OutboxStatus | None, before_id: int | None, limit: int
+    ) -> list[OutboxItem]:
+        """Rows newest first (by id), optionally of one status, below ``before_id``."""
+
+    @abc.abstractmethod
+    def pending_counts(self) -> dict[tuple[str, str], int]:
+        """Pending rows per ``(channel, account)``: each account's outbox depth."""
+
+
+class OutboxWrites(abc.ABC):
+    """``tx.outbox``."""
+
+    @abc.abstractmethod
+    def enqueue(self, items: Sequence[OutboxItem]) -> list[OutboxItem]:
+        """Insert the rows whose ``dedupe_key`` is new; the inserted rows, with their ids (a
+        key already queued is skipped: the same message for the same target goes out once)."""
+
+    @abc.abstractmethod
+    def delivered(self, item_id: int, at: int, remote_id: str | None) -> bool:
+        """Mark a pending row delivered; whether it was pending."""
+
+    @abc.abstractmethod
+    def retry_later(self, item_id: int, at: int, error: str) -> bool:
+        """Count a failed attempt and schedule the next one at ``at``."""
+
+    @abc.abstractmethod
+    def failed(self, item_id: int, at: int, error: str) -> bool:
+        """Give up on a pending row (the reason kept); whether it was pending."""

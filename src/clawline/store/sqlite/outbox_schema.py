@@ -1,0 +1,36 @@
+"""SQLite migration of the channel outbox (appended to ``migrations.MIGRATIONS``)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def create_channel_outbox(db: sqlite3.Connection) -> None:
+    # One row per message and target (clawline.records.outbox). The partial index serves the
+    # delivery loop's due scan and its next wake-up; the unique key makes queueing idempotent.
+    db.execute(
+        """
+        CREATE TABLE channel_outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel TEXT NOT NULL,
+            account_id TEXT NOT NULL,
+            target_to TEXT NOT NULL,
+            thread_id TEXT,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('reply', 'completion', 'announce', 'send')),
+            dedupe_key TEXT NOT NULL UNIQUE,
+            created_at INTEGER NOT NULL,
+            session_key TEXT,
+            run_id TEXT,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            last_error TEXT,
+            delivered_at INTEGER,
+            remote_id TEXT
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX outbox_due ON channel_outbox (next_attempt_at, id) WHERE status = 'pending'"
+    )
