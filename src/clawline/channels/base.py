@@ -13,6 +13,13 @@ subagent_spawning`), which prepares a thread when ``sessions_spawn`` is called w
 Placements: ``current`` binds the conversation the requester is in; ``child`` first creates a
 new conversation (a thread) under it. The *default top-level placement* is the one used when
 the requester is not already inside a thread.
+
+Outbound, an adapter declares its :class:`ChannelFeatures` (edits, typing, the longest message,
+the formatting it renders) and implements :meth:`ChannelAdapter.send`, which the outbox's
+delivery loop (:mod:`clawline.channels.outbox_delivery`) calls once per queued message: it
+answers the channel's id of the message, or raises :class:`DeliveryFailed` (try again later,
+perhaps after ``retry_after_s``) or :class:`TargetGone` (never again: the room is gone, the bot
+was removed).
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from clawline.errors import NotFound, Unavailable
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
+    from clawline.records.outbox import OutboxItem
 
 WEBCHAT = "webchat"
 """The built-in channel's id (:mod:`clawline.channels.webchat`); also the channel of a session
@@ -34,6 +43,53 @@ that has no channel context of its own (the thread planner's default)."""
 
 Placement: TypeAlias = Literal["current", "child"]
 SpawnKind: TypeAlias = Literal["subagent", "acp"]
+Formatting: TypeAlias = Literal["plain", "markdown", "html"]
+
+
+class DeliveryFailed(Unavailable):
+    """A message could not be delivered now; the outbox tries again (after ``retry_after_s``
+    when the channel said how long to wait, else with its own backoff)."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class TargetGone(NotFound):
+    """The conversation cannot be reached any more (a room left or deleted, a bot removed):
+    the outbox gives up on the message, keeping this reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelFeatures:
+    """What a channel can do with outbound messages."""
+
+    edits: bool = False
+    """Messages can be edited after they are sent."""
+    typing: bool = False
+    """A typing indicator can be shown."""
+    max_message_length: int | None = None
+    """The longest message in characters (``None``: no limit); longer text is split."""
+    formatting: Formatting = "plain"
+    """What the channel renders: plain text, Markdown or HTML."""
+
+
+def split_message(text: str, limit: int | None) -> list[str]:
+    """``text`` in parts of at most ``limit`` characters, cut at a line break or a space when
+    one is near the end of a part (never inside a word that fits a part)."""
+    if limit is None or len(text) <= limit:
+        return [text]
+    parts: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = max(rest.rfind("\n", 0, limit + 1), rest.rfind(" ", 0, limit + 1))
+        if cut < limit // 2:
+            cut = limit
+        parts.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        parts.append(rest)
+    return parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +235,8 @@ class ChannelAdapter(abc.ABC):
     id: str
     default_placement: Placement = "current"
     """The placement used when the requester is not inside a thread."""
+    features: ChannelFeatures = ChannelFeatures()
+    """What outbound messages can do here (:class:`ChannelFeatures`)."""
 
     @abc.abstractmethod
     def capabilities(self, account_id: str) -> BindingCapabilities: ...
@@ -215,3 +273,11 @@ class ChannelAdapter(abc.ABC):
     def subagent_ended(self, event: SubagentEnded) -> None:
         """Told when a session's bindings ended (e.g. to post a farewell). Default: nothing."""
         del event
+
+    async def send(self, item: OutboxItem) -> str | None:
+        """Deliver one queued message to ``item.target`` (split by :func:`split_message` when
+        :attr:`ChannelFeatures.max_message_length` asks for it) and answer the channel's id of
+        the (first) message sent. Called once per attempt; an adapter whose channel offers an
+        idempotency key uses ``item.id`` for it, so a retry after a crash is not a second
+        message. Raise :class:`DeliveryFailed` or :class:`TargetGone`."""
+        raise TargetGone(f"{self.id} cannot send messages")

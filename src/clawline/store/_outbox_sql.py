@@ -117,6 +117,12 @@ class SqlOutboxWrites(_OutboxSql, OutboxWrites):
             [at, error, item_id],
         )
 
+    def postpone(self, item_id: int, at: int) -> bool:
+        return self._update(
+            "UPDATE channel_outbox SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+            [at, item_id],
+        )
+
     def failed(self, item_id: int, at: int, error: str) -> bool:
         return self._update(
             "UPDATE channel_outbox SET status = 'failed', attempts = attempts + 1,"

@@ -55,5 +55,10 @@ class OutboxWrites(abc.ABC):
         """Count a failed attempt and schedule the next one at ``at``."""
 
     @abc.abstractmethod
+    def postpone(self, item_id: int, at: int) -> bool:
+        """Move a pending row's next attempt to ``at`` without counting an attempt (it waits
+        behind an earlier message to the same conversation)."""
+
+    @abc.abstractmethod
     def failed(self, item_id: int, at: int, error: str) -> bool:
         """Give up on a pending row (the reason kept); whether it was pending."""

@@ -2,6 +2,10 @@
 
 :class:`FakeChannel` is configurable (capabilities, default placement, whether it registers a
 ``subagent_spawning`` hook and what the hook answers) and records what it was asked.
+Outbound, :meth:`FakeChannel.send` records every message it accepted in :attr:`FakeChannel.sent`
+and raises, in order, the errors of :meth:`FakeChannel.fail_next` first (a
+:class:`~clawline.channels.base.DeliveryFailed` to retry, a
+:class:`~clawline.channels.base.TargetGone` to give up).
 :func:`threads_channel` and :func:`plain_channel` are the two usual shapes::
 
     runtime.channels.register(threads_channel("forum"))
@@ -10,13 +14,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from clawline.channels.base import (
     BindingCapabilities,
     ChannelAdapter,
+    ChannelFeatures,
     ConversationRef,
     Placement,
     SpawningResult,
@@ -25,7 +30,17 @@ from clawline.channels.base import (
 )
 from clawline.channels.thread_bindings.planning import spawning_from_plan
 
-__all__ = ["CreatedThread", "FakeChannel", "HookScript", "plain_channel", "threads_channel"]
+if TYPE_CHECKING:
+    from clawline.records.outbox import OutboxItem
+
+__all__ = [
+    "CreatedThread",
+    "FakeChannel",
+    "HookScript",
+    "SentMessage",
+    "plain_channel",
+    "threads_channel",
+]
 
 HookScript: TypeAlias = Callable[[SubagentSpawning], Awaitable[SpawningResult | None]]
 """Replaces the hook's planning: return a result (or ``None``), or raise."""
@@ -38,6 +53,18 @@ class CreatedThread:
     conversation_id: str
     session_key: str
     label: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage:
+    """A message :meth:`FakeChannel.send` accepted."""
+
+    outbox_id: int | None
+    account_id: str
+    to: str
+    thread_id: str | None
+    text: str
+    remote_id: str
 
 
 class FakeChannel(ChannelAdapter):
@@ -60,8 +87,11 @@ class FakeChannel(ChannelAdapter):
         hook: HookScript | None = None,
         create_error: Exception | None = None,
         unavailable_accounts: tuple[str, ...] = (),
+        features: ChannelFeatures | None = None,
     ) -> None:
         self.id = channel_id
+        if features is not None:
+            self.features = features
         self.default_placement = default_placement
         self.adapter_available = adapter_available
         self.bind_supported = bind_supported
@@ -73,6 +103,10 @@ class FakeChannel(ChannelAdapter):
         self.created: list[CreatedThread] = []
         self.spawning_events: list[SubagentSpawning] = []
         self.ended: list[SubagentEnded] = []
+        self.sent: list[SentMessage] = []
+        self.attempts = 0
+        """Calls of :meth:`send`, failed ones included."""
+        self._failures: list[Exception] = []
 
     def capabilities(self, account_id: str) -> BindingCapabilities:
         available = self.adapter_available and account_id not in self.unavailable_accounts
@@ -103,6 +137,23 @@ class FakeChannel(ChannelAdapter):
 
     def subagent_ended(self, event: SubagentEnded) -> None:
         self.ended.append(event)
+
+    def fail_next(self, errors: Iterable[Exception]) -> None:
+        """Raise these from the next calls of :meth:`send`, one each, before accepting again."""
+        self._failures.extend(errors)
+
+    async def send(self, item: OutboxItem) -> str | None:
+        self.attempts += 1
+        if self._failures:
+            raise self._failures.pop(0)
+        remote_id = f"{self.id}-msg-{len(self.sent) + 1}"
+        target = item.target
+        self.sent.append(
+            SentMessage(
+                item.id, target.account_id, target.to, target.thread_id, item.text, remote_id
+            )
+        )
+        return remote_id
 
 
 def threads_channel(channel_id: str = "threads", **options: Any) -> FakeChannel:
