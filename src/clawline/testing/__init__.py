@@ -6,7 +6,7 @@
   outside event — never for a fixed time;
 - :mod:`clawline.testing.live_gateway` (``running_gateway``), :mod:`clawline.testing.wire`
   (``WireRecorder``), :mod:`clawline.testing.channels`, :mod:`clawline.testing.fake_openai`,
-  :mod:`clawline.testing.pairing`.
+  :mod:`clawline.testing.fake_telegram` (``FakeTelegram``), :mod:`clawline.testing.pairing`.
 """
 
 from clawline.testing.clock import FakeClock
