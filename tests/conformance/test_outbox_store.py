@@ -66,7 +66,7 @@ def test_delivered_and_failed_rows_leave_the_due_scan_for_good(store: Store) -> 
     with store.transaction() as tx:  # a terminal row never changes again
         assert tx.outbox.delivered(a.id, 2_000, "$other") is False
         assert tx.outbox.retry_later(b.id, 2_000, "again") is False
-    delivered, failed, later = (store.outbox.get(row.id) for row in (a, b, c))
+    delivered, failed, later = (store.outbox.get(row_id) for row_id in (a.id, b.id, c.id))
     assert delivered is not None
     assert failed is not None
     assert later is not None

@@ -6,7 +6,9 @@
   outside event — never for a fixed time;
 - :mod:`clawline.testing.live_gateway` (``running_gateway``), :mod:`clawline.testing.wire`
   (``WireRecorder``), :mod:`clawline.testing.channels`, :mod:`clawline.testing.fake_openai`,
-  :mod:`clawline.testing.fake_telegram` (``FakeTelegram``), :mod:`clawline.testing.pairing`.
+  :mod:`clawline.testing.fake_telegram` (``FakeTelegram``), :mod:`clawline.testing.pairing`,
+  :mod:`clawline.testing.synapse` (a real Matrix homeserver on loopback) and
+  :mod:`clawline.testing.matrix_reader` (a Matrix user's client for tests).
 """
 
 from clawline.testing.clock import FakeClock
