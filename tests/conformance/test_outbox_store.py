@@ -108,3 +108,13 @@ def test_a_rolled_back_transaction_queues_nothing(store: Store) -> None:
     except RuntimeError:
         pass
     assert store.outbox.page(None, None, 10) == []
+
+
+def test_postponing_moves_the_due_time_without_counting_an_attempt(store: Store) -> None:
+    [row] = enqueue(store, item("a"))
+    assert row.id is not None
+    with store.transaction() as tx:
+        assert tx.outbox.postpone(row.id, 7_000) is True
+    moved = store.outbox.get(row.id)
+    assert moved is not None
+    assert (moved.next_attempt_at, moved.attempts, moved.status) == (7_000, 0, "pending")
