@@ -119,7 +119,7 @@ class RunEnded:
     usage: Mapping[str, JSON] | None = None
 
 
-# --- tasks, completions, bindings ---------------------------------------------------------------
+# --- tasks, completions, bindings, outbox -------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +153,13 @@ class BindingChanged:
     binding: ThreadBinding
 
 
+@dataclass(frozen=True, slots=True)
+class OutboxQueued:
+    """Messages were queued in the channel outbox (the delivery loop wakes)."""
+
+    item_ids: tuple[int, ...]
+
+
 DomainEvent: TypeAlias = (
     SessionChanged
     | MessageAppended
@@ -164,6 +171,7 @@ DomainEvent: TypeAlias = (
     | CompletionQueued
     | CompletionDelivered
     | BindingChanged
+    | OutboxQueued
 )
 Subscriber: TypeAlias = Callable[[DomainEvent], None]
 

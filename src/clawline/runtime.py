@@ -37,6 +37,7 @@ from clawline.agents.run_manager import RunManager
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
+from clawline.channels.outbox_delivery import OutboxDelivery
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS as BINDING_SWEEP_INTERVAL_MS
@@ -53,7 +54,7 @@ from clawline.collab.subagents import SubagentRegistry
 from clawline.collab.sweepers import ARCHIVE_SWEEP_INTERVAL_MS, Sweepers
 from clawline.collab.tools import CollabTools
 from clawline.config import Settings, agents_config
-from clawline.events import DomainEvents
+from clawline.events import DomainEvent, DomainEvents, OutboxQueued
 from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
@@ -206,6 +207,11 @@ class Runtime:
             channels=self.channels,
             config=self.agents_config.thread_bindings,
         )
+        # --- channels: the outbox's delivery loop, woken by every commit that queued messages
+        self.outbox = OutboxDelivery(
+            store=store, workers=self.workers, clock=clock, channels=self.channels
+        )
+        self.events.subscribe(self._wake_outbox)
         # --- acp: external agents serving ACP children
         self.acp = AcpRuntime(
             config=self.agents_config.acp,
@@ -296,7 +302,8 @@ class Runtime:
         """Take the store's instance lock (another holder:
         :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, end what a crash
         left running (recovery), deliver the pending completions, then start the periodic
-        passes in the background task group: the announce tick, the sweeps, binding expiry."""
+        passes in the background task group: the announce tick, the sweeps, binding expiry, and
+        the outbox's delivery loop."""
         await self.instance_lock.acquire(self.holder)
         try:
             await self.plugins.startup()
@@ -324,7 +331,12 @@ class Runtime:
             name="thread-binding expiry",
             first_after=0,
         )
+        background.spawn(self.outbox.run(), name="outbox delivery")
         self._started = True
+
+    def _wake_outbox(self, event: DomainEvent) -> None:
+        if isinstance(event, OutboxQueued):
+            self.outbox.wake()
 
     async def stop(self) -> None:
         """Stop in order: the periodic passes, every run (status written, end hooks awaited), the

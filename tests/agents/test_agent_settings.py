@@ -223,7 +223,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
         f"config: {SUB}.requireAgentId must be true or false",
     ),
     ({"agents": {"list": {"id": "a"}}}, "config: agents.list must be an array of tables"),
-    ({"agents": {"list": [{"model": "offline"}]}}, "config: agents.list[0].id must be an agent"),
+    ({"agents": {"list": [{"model": "offline"}]}}, "config: agents.list[0].id is required"),
     ({"agents": {"list": [{"id": "bad id!"}]}}, "config: agents.list[0].id must be an agent id"),
     ({"agents": {"list": [{"id": "a"}, {"id": "A"}]}}, 'agents.list[1].id "a" is listed twice'),
     (

@@ -31,9 +31,11 @@ from clawline.agents.messages import MESSAGE_EVENT, assistant_message
 from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
 from clawline.agents.run_keys import RunKeys
 from clawline.agents.runner import RunContext, Runner, RunOutput
+from clawline.agents.steps import SILENT_TOKENS
 from clawline.agents.stream import RunStream
 from clawline.errors import SessionNotFound
-from clawline.events import DomainEvents, RunEnded, SessionChanged
+from clawline.events import DomainEvents, OutboxQueued, RunEnded, SessionChanged
+from clawline.records.outbox import OutboxItem
 from clawline.records.transcript import TranscriptEvent, message_json
 from clawline.sessions.catalog import Cause
 from clawline.types import JSON, JSONObject, SessionStatus
@@ -247,13 +249,7 @@ class RunExecution:
                 extra={"runId": run.run_id},
             )
             try:
-                event = await self._workers.run(
-                    self._catalog.append,
-                    run.session_key,
-                    MESSAGE_EVENT,
-                    data,
-                    run_id=run.run_id,
-                )
+                event = await self._workers.run(self._store_reply, run, data, ending.text)
             except Exception as error:
                 log.warning("run %s: assistant message not stored: %s", run.run_id, error)
         message: JSONObject | None = None
@@ -295,6 +291,31 @@ class RunExecution:
         if not told:  # nothing committed to carry the news: tell it without an entry
             self._events.publish(SessionChanged(run.session_key, "send", phase, run_id=run.run_id))
         self._on_ended(run, outcome)
+
+    def _store_reply(self, run: Run, data: JSONObject, text: str) -> TranscriptEvent:
+        """The assistant message, and — for a run whose reply goes to a channel — its outbox
+        row, in one transaction: the reply is stored and queued together or not at all."""
+        with self._catalog.transaction() as work:
+            event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
+            target = run.delivery
+            if target is not None and text.strip() and text.strip() not in SILENT_TOKENS:
+                queued = work.tx.outbox.enqueue(
+                    [
+                        OutboxItem(
+                            target=target,
+                            text=text,
+                            kind="reply",
+                            dedupe_key=f"reply:{run.run_id}@{target.describe()}",
+                            created_at=event.ts,
+                            session_key=run.session_key,
+                            run_id=run.run_id,
+                            next_attempt_at=event.ts,
+                        )
+                    ]
+                )
+                if queued:
+                    work.tell(OutboxQueued(tuple(item.id for item in queued if item.id)))
+        return event
 
     def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:
         return RunOutcome(

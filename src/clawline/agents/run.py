@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from clawline.errors import Unavailable
+from clawline.records.outbox import OutboxTarget
 from clawline.types import JSON, JSONObject, SessionStatus
 
 Origin: TypeAlias = Literal["chat", "agent"]
@@ -131,6 +132,9 @@ class Run:
     extra_system_prompt: str | None = None
     lane: str | None = None
     deliver: bool = False
+    delivery: OutboxTarget | None = None
+    """Where the reply goes besides the transcript (a channel conversation): the final
+    assistant message is queued in the channel outbox in the transaction that stores it."""
     thinking: str | None = None
     bypass_queue: bool = False
     """Runs on the session's nested lane: it does not wait behind the session's other runs

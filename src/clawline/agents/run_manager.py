@@ -79,6 +79,7 @@ from clawline.clock import wait_for
 from clawline.config import AgentsConfig, AgentsSection, effective_timeout_ms
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
+from clawline.records.outbox import OutboxTarget
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import Cause
 from clawline.types import JSONObject
@@ -221,6 +222,7 @@ class RunManager:
         extra_system_prompt: str | None = None,
         lane: str | None = None,
         deliver: bool = False,
+        delivery: OutboxTarget | None = None,
         attachments: Sequence[Mapping[str, object]] | None = None,
         thinking: str | None = None,
         bypass_queue: bool = False,
@@ -261,6 +263,7 @@ class RunManager:
             extra_system_prompt=extra_system_prompt,
             lane=lane,
             deliver=deliver,
+            delivery=delivery,
             thinking=thinking,
             bypass_queue=bypass_queue,
             message_seq=existing_message_seq,

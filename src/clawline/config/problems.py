@@ -163,7 +163,11 @@ def _field_at(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[FieldIn
         if isinstance(current, type) and issubclass(current, BaseModel):
             found = _by_alias(current, part)
             if found is None:
-                return None, 0
+                extra = getattr(current, "extra_section", None)
+                if extra is None:
+                    return None, 0
+                current = extra  # a table of extra keys, each holding this model
+                continue
             used = index + 1
             current = unwrap_annotation(found.annotation)[0]
         elif get_origin(current) in (dict, tuple, list):
@@ -199,6 +203,9 @@ def problems_of(error: ValidationError, model: type[BaseModel], prefix: str = ""
             if cause.key:
                 key += cause.key if cause.key.startswith("[") else f".{cause.key}"
             lines.append(f"config: {key} {cause.text}")
+            continue
+        if item["type"] == "missing":
+            lines.append(f"config: {path} is required")
             continue
         if item["type"] in ("model_type", "dict_type", "model_attributes_type"):
             rule = "a table"

@@ -100,6 +100,9 @@ def _doc(model: type[BaseModel]) -> str:
 def _tables(model: type[BaseModel], path: str) -> Iterator[tuple[str, type[BaseModel], bool]]:
     """``(dotted table name, model, array of tables)`` for ``model`` and every table in it."""
     yield path, model, False
+    extra = getattr(model, "extra_section", None)
+    if isinstance(extra, type) and issubclass(extra, BaseModel):
+        yield from _tables(extra, f"{path}.<name>")
     for name, field in model.model_fields.items():
         if field.exclude:
             continue

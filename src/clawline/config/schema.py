@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
     AliasChoices,
@@ -655,6 +655,112 @@ class ThreadBindingsConfig:
         )
 
 
+def _secret_value(
+    secret: SecretStr | None, env_name: str | None, env: Mapping[str, str]
+) -> str | None:
+    """A secret given in the file, else read from the environment variable named."""
+    if secret is not None:
+        return secret.get_secret_value()
+    if env_name:
+        return env.get(env_name) or None
+    return None
+
+
+class WebhookChannelConfig(ChannelConfig):
+    """``[channels.webhook]``: the webhook channel, a channel without threads. Inbound: HTTP
+    ``POST /channels/webhook`` on the gateway; outbound: HTTP ``POST`` to :attr:`url`."""
+
+    url: Text | None = Field(None, json_schema_extra={"rule": "an http(s) URL"})
+    """Where replies are POSTed (JSON); without it the channel only receives."""
+    token: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
+    """Sent as ``Authorization: Bearer …`` with every outbound POST (prefer ``tokenEnv``)."""
+    token_env: Text | None = None
+    """The environment variable holding :attr:`token`."""
+    inbound_token: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
+    """The ``Authorization: Bearer …`` every inbound POST must carry (prefer
+    ``inboundTokenEnv``); without one (from here or the environment) inbound POSTs are refused."""
+    inbound_token_env: Text | None = None
+    """The environment variable holding :attr:`inbound_token`."""
+    timeout_seconds: Number = Field(10.0, gt=0, le=300)
+    """The longest an outbound POST may take."""
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip().startswith(("http://", "https://")):
+            raise Refusal("must be an http(s) URL")
+        return None if value is None else value.strip()
+
+    def outbound_token(self, env: Mapping[str, str]) -> str | None:
+        return _secret_value(self.token, self.token_env, env)
+
+    def inbound_secret(self, env: Mapping[str, str]) -> str | None:
+        return _secret_value(self.inbound_token, self.inbound_token_env, env)
+
+
+class ChannelsConfig(Section):
+    """``[channels]``: each channel's table; the built-in adapters' tables have their own keys,
+    any other channel's table holds what every channel has (``defaultAccount``,
+    ``threadBindings``, ``accounts``)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, ChannelConfig] = Field(init=False)
+    extra_section: ClassVar[type[BaseModel]] = ChannelConfig
+    """What an extra key holds (:func:`clawline.config.problems.problems_of` reads it)."""
+
+    webhook: WebhookChannelConfig | None = None
+    """``[channels.webhook]``: the webhook channel (off unless the table exists)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lower(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {str(name).strip().lower(): table for name, table in data.items()}
+        return data
+
+    def by_name(self) -> dict[str, ChannelConfig]:
+        """Every configured channel's table, by channel id."""
+        out: dict[str, ChannelConfig] = dict(self.model_extra or {})
+        if self.webhook is not None:
+            out["webhook"] = self.webhook
+        return out
+
+
+class RoutePeer(Section):
+    kind: Literal["direct", "group"]
+    """``direct`` (a one-to-one chat) or ``group`` (a room, group or channel)."""
+    id: Text
+    """The peer: the user of a direct chat, the room or group otherwise."""
+
+
+class RouteMatch(Section):
+    channel: Text
+    """The channel id."""
+    account_id: Text | None = None
+    """One account of the channel (default: any)."""
+    peer: RoutePeer | None = None
+    """One conversation (default: any)."""
+
+    def matches(self, channel: str, account_id: str, peer_kind: str, peer_id: str) -> bool:
+        if self.channel.strip().lower() != channel:
+            return False
+        if self.account_id is not None and self.account_id != account_id:
+            return False
+        return self.peer is None or (self.peer.kind == peer_kind and self.peer.id == peer_id)
+
+
+class AgentRoute(Section):
+    """One ``[[bindings]]`` entry (OpenClaw's routing): conversations matching ``match`` are
+    answered by ``agentId``."""
+
+    agent_id: Text = Field(json_schema_extra={"rule": "an agent id"})
+    """The agent that answers."""
+    match: RouteMatch
+    """Which conversations."""
+
+    _agent = field_validator("agent_id")(classmethod(lambda cls, value: _agent_id(value)))
+
+
 # --- [acp] -----------------------------------------------------------------------------------
 
 
@@ -1011,20 +1117,27 @@ class ClawlineConfig(Section):
     models: ModelsConfig = ModelsConfig()
     tools: ToolsConfig = ToolsConfig()
     session: SessionConfig = SessionConfig()
-    channels: dict[str, ChannelConfig] = {}
-    """``[channels.<channel>]``."""
+    channels: ChannelsConfig = ChannelsConfig()
+    bindings: tuple[AgentRoute, ...] = ()
+    """``[[bindings]]``: which agent answers a channel conversation (first match wins; none:
+    ``sessions.defaultAgent``)."""
     acp: AcpConfig = AcpConfig()
     gateway: GatewayConfig = GatewayConfig()
     plugins: PluginsConfig = PluginsConfig()
 
-    @field_validator("channels")
-    @classmethod
-    def _channels(cls, value: dict[str, ChannelConfig]) -> dict[str, ChannelConfig]:
-        return {str(name).strip().lower(): table for name, table in value.items()}
-
     @property
     def thread_bindings(self) -> ThreadBindingsConfig:
-        return ThreadBindingsConfig(session=self.session.thread_bindings, channels=self.channels)
+        return ThreadBindingsConfig(
+            session=self.session.thread_bindings, channels=self.channels.by_name()
+        )
+
+    def agent_for(self, channel: str, account_id: str, peer_kind: str, peer_id: str) -> str:
+        """The agent answering a conversation: the first ``[[bindings]]`` entry matching it,
+        else ``sessions.defaultAgent``."""
+        for route in self.bindings:
+            if route.match.matches(channel, account_id, peer_kind, peer_id):
+                return route.agent_id
+        return self.sessions.default_agent
 
 
 # --- the agents' view --------------------------------------------------------------------------

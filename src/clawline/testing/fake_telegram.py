@@ -50,6 +50,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from clawline.errors import InvalidInput
+
 __all__ = [
     "DEFAULT_TOKEN",
     "SECRET_HEADER",
@@ -123,7 +125,7 @@ class TelegramFailure:
         return answer
 
 
-class _ApiError(Exception):
+class _ApiError(InvalidInput):
     def __init__(self, failure: TelegramFailure) -> None:
         super().__init__(failure.description)
         self.failure = failure

@@ -27,6 +27,7 @@ from nio import (
     SyncResponse,
 )
 
+from clawline.errors import Unavailable
 from clawline.testing.synapse import MatrixUser
 
 __all__ = ["MatrixReader", "MatrixRequestError", "ReceivedMessage", "matrix_reader"]
@@ -40,7 +41,7 @@ TIMELINE_LIMIT = 200
 SYNC_FILTER = {"room": {"timeline": {"limit": TIMELINE_LIMIT}}, "presence": {"types": []}}
 
 
-class MatrixRequestError(AssertionError):
+class MatrixRequestError(Unavailable, AssertionError):
     """The homeserver refused a request of the test's client (the test failed)."""
 
 

@@ -37,6 +37,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
+from clawline.errors import Unavailable
+
 __all__ = [
     "MatrixUser",
     "Synapse",
@@ -54,7 +56,7 @@ UNLIMITED = {"per_second": 1_000_000, "burst_count": 1_000_000}
 """A rate limit no test or benchmark reaches."""
 
 
-class SynapseError(RuntimeError):
+class SynapseError(Unavailable):
     """Synapse did not start, stopped early, or refused a request of the harness."""
 
 
