@@ -37,6 +37,7 @@ from clawline.agents.run_manager import RunManager
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
+from clawline.channels.inbox import ChannelInbox
 from clawline.channels.outbox_delivery import OutboxDelivery
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
@@ -106,7 +107,10 @@ class Runtime:
         self.plugins = plugins if plugins is not None else PluginManager.from_settings(settings)
         # --- channels: the built-in adapter (webchat), then the plugins'
         self.plugins.add(
-            ChannelsPlugin(), ChannelsPlugin.PLUGIN_ID, source="builtin", origin="clawline.channels"
+            ChannelsPlugin(settings.config.channels),
+            ChannelsPlugin.PLUGIN_ID,
+            source="builtin",
+            origin="clawline.channels",
         )
         if channels is None:
             channels = ChannelRegistry()
@@ -207,7 +211,15 @@ class Runtime:
             channels=self.channels,
             config=self.agents_config.thread_bindings,
         )
-        # --- channels: the outbox's delivery loop, woken by every commit that queued messages
+        # --- channels: inbound messages, and the outbox's delivery loop, woken by every commit
+        # that queued messages
+        self.inbox = ChannelInbox(
+            catalog=self.catalog,
+            workers=self.workers,
+            runs=self.runs,
+            bindings=self.thread_bindings,
+            config=settings.config,
+        )
         self.outbox = OutboxDelivery(
             store=store, workers=self.workers, clock=clock, channels=self.channels
         )
@@ -352,6 +364,7 @@ class Runtime:
             await self.runs.shutdown()
             await self.announcer.stop()
             await self.recovery.recover(error=STOPPED_ERROR)
+            await self.channels.aclose()
             await self.plugins.shutdown()
         finally:
             await self.instance_lock.release()

@@ -281,3 +281,7 @@ class ChannelAdapter(abc.ABC):
         idempotency key uses ``item.id`` for it, so a retry after a crash is not a second
         message. Raise :class:`DeliveryFailed` or :class:`TargetGone`."""
         raise TargetGone(f"{self.id} cannot send messages")
+
+    async def aclose(self) -> None:  # noqa: B027 - optional, like subagent_ended
+        """Release what the adapter holds (connections, a sync loop); the runtime calls it when
+        it stops. Default: nothing."""

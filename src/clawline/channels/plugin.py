@@ -1,5 +1,6 @@
-"""clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``),
-and :func:`default_channel_registry`, a registry holding just them.
+"""clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``,
+and ``webhook`` when ``[channels.webhook]`` exists), and :func:`default_channel_registry`, a
+registry holding just the always-present ones.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
 ``register_channels`` is ``tryfirst``, so ``webchat`` is registered before any plugin's adapter
@@ -10,17 +11,25 @@ from __future__ import annotations
 
 from clawline.channels.registry import ChannelRegistry
 from clawline.channels.webchat import WebchatAdapter
+from clawline.channels.webhook import WebhookChannel
+from clawline.config import ChannelsConfig
 from clawline.plugins.hookspecs import hookimpl
 
 
 class ChannelsPlugin:
-    """Registers the built-in ``webchat`` adapter."""
+    """Registers the built-in adapters: ``webchat`` always, the configured ones besides (with no
+    channel configured nothing else is built, so nothing else starts)."""
 
     PLUGIN_ID = "clawline.channels"
+
+    def __init__(self, config: ChannelsConfig | None = None) -> None:
+        self._config = config or ChannelsConfig()
 
     @hookimpl(tryfirst=True)
     def register_channels(self, channels: ChannelRegistry) -> None:
         channels.register(WebchatAdapter())
+        if self._config.webhook is not None:
+            channels.register(WebhookChannel(self._config.webhook))
 
 
 def default_channel_registry() -> ChannelRegistry:

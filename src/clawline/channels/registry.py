@@ -63,6 +63,11 @@ class ChannelRegistry:
     def ids(self) -> list[str]:
         return list(self._adapters)
 
+    async def aclose(self) -> None:
+        """Close every adapter (:meth:`ChannelAdapter.aclose`)."""
+        for adapter in self._adapters.values():
+            await adapter.aclose()
+
     def capabilities(self, channel: str, account_id: str) -> BindingCapabilities:
         """``{adapterAvailable:false, bindSupported:false, placements:[]}`` without an adapter."""
         adapter = self.get(channel)

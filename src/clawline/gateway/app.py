@@ -31,12 +31,15 @@ from clawline.gateway.origin import OriginHostCheck
 from clawline.gateway.pairing_watch import recheck_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
+from clawline.gateway.webhook import webhook_routes
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
 
 if TYPE_CHECKING:
     from clawline.agents.run_manager import RunManager
     from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
+    from clawline.channels.registry import ChannelRegistry
     from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.clock import Clock
     from clawline.events import DomainEvents
@@ -89,6 +92,8 @@ class Gateway:
         events: DomainEvents,
         plugins: PluginManager,
         thread_bindings: ThreadBindings,
+        inbox: ChannelInbox,
+        channels: ChannelRegistry,
         row_cache: RowCache,
         pairings: PairingRegistry,
         instance_lock: InstanceLock,
@@ -116,6 +121,9 @@ class Gateway:
         """For the lifecycle hooks a method fires (``session_end``)."""
         self.thread_bindings = thread_bindings
         """A deleted session's bindings end (``sessions.delete``)."""
+        self.inbox = inbox
+        """Inbound channel messages (the webhook channel's endpoint hands them on)."""
+        self.channels = channels
         self.row_cache = row_cache
         self.pairings = pairings
         """Device pairings: the handshake's admission and the revocation watch."""
@@ -281,6 +289,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route("/readyz", ready),
         WebSocketRoute("/", websocket),
         WebSocketRoute("/ws", websocket),
+        *webhook_routes(gateway.inbox, gateway.channels),
     ]
     check = Middleware(
         OriginHostCheck,

@@ -58,6 +58,8 @@ def build_gateway(
         events=runtime.events,
         plugins=runtime.plugins,
         thread_bindings=runtime.thread_bindings,
+        inbox=runtime.inbox,
+        channels=runtime.channels,
         row_cache=runtime.row_cache,
         pairings=PairingRegistry(store=runtime.store, clock=runtime.clock),
         instance_lock=runtime.instance_lock,
