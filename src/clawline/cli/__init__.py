@@ -5,13 +5,14 @@ the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
 and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
 (the plugins a gateway would load), ``devices`` (device pairing), ``configuration`` (``config
-show`` and ``config check``). The JSON
+show`` and ``config check``), ``channels`` (the channels and their outbox). The JSON
 output format is documented in docs/cli.md.
 """
 
 from __future__ import annotations
 
 from clawline.cli.acp import acp
+from clawline.cli.channel_commands import channels
 from clawline.cli.configuration import config
 from clawline.cli.devices import devices
 from clawline.cli.edit import create_session, patch_session
@@ -30,6 +31,7 @@ cli.add_command(acp)
 cli.add_command(plugins)
 cli.add_command(devices)
 cli.add_command(config)
+cli.add_command(channels)
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ from clawline.gateway.origin import OriginHostCheck
 from clawline.gateway.pairing_watch import recheck_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
-from clawline.gateway.webhook import webhook_routes
+from clawline.gateway.webhook_endpoint import webhook_routes
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
 

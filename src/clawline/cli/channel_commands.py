@@ -1,0 +1,124 @@
+"""``clawline channels …``: the configured channels and the outbox, read from the store.
+
+- ``channels list`` — every channel a gateway started with this configuration has: id, whether
+  it has threads, its outbox depth (pending messages) per account.
+- ``channels outbox [--status pending|delivered|failed] [--limit N] [--before ID]`` — the outbox,
+  newest first: id, status, target, attempts, next attempt or delivery time, last error.
+
+Both read the store directly (like ``clawline devices``); ``--format json`` prints the rows.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from clawline.channels.plugin import ChannelsPlugin
+from clawline.channels.registry import ChannelRegistry
+from clawline.cli.render import ago, dump_json, make_console, printable
+from clawline.cli.root import CliState, pass_state
+from clawline.records.outbox import OUTBOX_STATUSES, OutboxStatus
+from clawline.store import Store, open_store
+from clawline.types import JSONObject
+
+OUTBOX_COLUMNS = ("ID", "STATUS", "TARGET", "KIND", "ATTEMPTS", "WHEN", "ERROR")
+CHANNEL_COLUMNS = ("CHANNEL", "THREADS", "ACCOUNT", "OUTBOX")
+
+
+def _store(state: CliState) -> Store:
+    settings = state.settings
+    store = open_store(
+        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+    )
+    click.get_current_context().call_on_close(store.close)
+    return store
+
+
+@click.group("channels")
+def channels() -> None:
+    """The configured channels and their outbox."""
+
+
+_FORMAT = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+
+
+@channels.command("list")
+@_FORMAT
+@pass_state
+def list_channels(state: CliState, output_format: str) -> None:
+    """The channels of this configuration, with their outbox depth per account."""
+    registry = ChannelRegistry()
+    ChannelsPlugin(state.settings.config.channels).register_channels(registry)
+    depth = _store(state).outbox.pending_counts()
+    rows: list[JSONObject] = []
+    for channel in registry.ids():
+        adapter = registry.get(channel)
+        assert adapter is not None
+        threads = adapter.capabilities("default").adapter_available
+        accounts = sorted({account for name, account in depth if name == channel}) or ["default"]
+        rows.extend(
+            {
+                "channel": channel,
+                "threads": threads,
+                "accountId": account,
+                "outbox": depth.get((channel, account), 0),
+            }
+            for account in accounts
+        )
+    if output_format == "json":
+        click.echo(dump_json({"channels": rows}))
+        return
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in CHANNEL_COLUMNS:
+        table.add_column(name)
+    for row in rows:
+        table.add_row(
+            str(row["channel"]),
+            "yes" if row["threads"] else "no",
+            printable(str(row["accountId"])),
+            str(row["outbox"]),
+        )
+    make_console().print(table)
+
+
+@channels.command("outbox")
+@click.option("--status", type=click.Choice(OUTBOX_STATUSES), default=None, help="Only these.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--before", type=click.IntRange(1), default=None, help="Rows below this id.")
+@_FORMAT
+@pass_state
+def outbox(
+    state: CliState,
+    status: OutboxStatus | None,
+    limit: int,
+    before: int | None,
+    output_format: str,
+) -> None:
+    """The channel outbox, newest first."""
+    rows = _store(state).outbox.page(status, before, limit)
+    if output_format == "json":
+        click.echo(dump_json({"items": [row.to_json() for row in rows]}))
+        return
+    now = state.clock.now_ms()
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in OUTBOX_COLUMNS:
+        table.add_column(name, no_wrap=name != "ERROR")
+    for row in rows:
+        when = row.delivered_at if row.status == "delivered" else row.next_attempt_at
+        table.add_row(
+            str(row.id),
+            row.status,
+            printable(row.target.describe()),
+            row.kind,
+            str(row.attempts),
+            ago(when, now) if when else "-",
+            printable(row.last_error or "-"),
+        )
+    make_console().print(table)
