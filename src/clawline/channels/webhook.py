@@ -3,7 +3,8 @@
 It is the smallest real adapter, and the worked example of docs/channels.md:
 
 - **inbound**: the gateway serves ``POST /channels/webhook``
-  (:mod:`clawline.gateway.webhook_endpoint`). The request carries ``Authorization: Bearer <inboundToken>`` and a JSON object
+  (:mod:`clawline.gateway.webhook_endpoint`). The request carries
+  ``Authorization: Bearer <inboundToken>`` and a JSON object
   ``{"to", "from", "text", "messageId", "chat"?: "direct"|"group", "accountId"?}``;
   :meth:`WebhookChannel.inbound` checks both and makes the
   :class:`~clawline.channels.inbox.InboundMessage` the inbox routes.
