@@ -3,6 +3,11 @@
 - :mod:`clawline.channels.base`: the adapter protocol, capabilities, hook events and results;
 - :mod:`clawline.channels.registry`: the adapter registry (``runtime.channels``) and hooks;
 - :mod:`clawline.channels.webchat`: the built-in ``webchat`` adapter;
+- :mod:`clawline.channels.webhook` and :mod:`clawline.channels.telegram`: the ``webhook`` and
+  ``telegram`` adapters, built when configured;
+- :mod:`clawline.channels.inbox`, :mod:`clawline.channels.outbox_delivery`: inbound routing and
+  outbound delivery; :mod:`clawline.channels.commands`: ``/focus``, ``/unfocus``,
+  ``/subagents`` for every adapter;
 - :mod:`clawline.channels.plugin`: the built-in plugin that registers it (and a registry of just
   the built-in adapters);
 - :mod:`clawline.channels.thread_bindings`: thread bindings — choosing the conversation a spawn

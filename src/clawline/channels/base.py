@@ -33,6 +33,8 @@ from clawline.errors import NotFound, Unavailable
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
+    from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
     from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
     from clawline.records.outbox import OutboxItem
@@ -281,6 +283,11 @@ class ChannelAdapter(abc.ABC):
         idempotency key uses ``item.id`` for it, so a retry after a crash is not a second
         message. Raise :class:`DeliveryFailed` or :class:`TargetGone`."""
         raise TargetGone(f"{self.id} cannot send messages")
+
+    async def start(self, inbox: ChannelInbox, background: Background) -> None:  # noqa: B027
+        """Start what the adapter runs (a sync or polling loop) as tasks of ``background``,
+        handing inbound messages to ``inbox``; the runtime calls it once, after the plugins
+        started. Default: nothing."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional, like subagent_ended
         """Release what the adapter holds (connections, a sync loop); the runtime calls it when

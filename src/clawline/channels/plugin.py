@@ -1,5 +1,6 @@
 """clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``,
-and ``webhook`` when ``[channels.webhook]`` exists), and :func:`default_channel_registry`, a
+``webhook`` when ``[channels.webhook]`` exists, ``telegram`` when ``[channels.telegram]``
+does), and :func:`default_channel_registry`, a
 registry holding just the always-present ones.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
@@ -10,6 +11,7 @@ and keeps its name.
 from __future__ import annotations
 
 from clawline.channels.registry import ChannelRegistry
+from clawline.channels.telegram import TelegramChannel
 from clawline.channels.webchat import WebchatAdapter
 from clawline.channels.webhook import WebhookChannel
 from clawline.config import ChannelsConfig
@@ -30,6 +32,8 @@ class ChannelsPlugin:
         channels.register(WebchatAdapter())
         if self._config.webhook is not None:
             channels.register(WebhookChannel(self._config.webhook))
+        if self._config.telegram is not None:
+            channels.register(TelegramChannel(self._config.telegram))
 
 
 def default_channel_registry() -> ChannelRegistry:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from clawline.channels.base import (
     UNAVAILABLE,
@@ -23,6 +23,10 @@ from clawline.channels.base import (
     SubagentSpawning,
 )
 from clawline.errors import Conflict, InvalidField
+
+if TYPE_CHECKING:
+    from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
 
 log = logging.getLogger("clawline.channels")
 
@@ -62,6 +66,11 @@ class ChannelRegistry:
 
     def ids(self) -> list[str]:
         return list(self._adapters)
+
+    async def start(self, inbox: ChannelInbox, background: Background) -> None:
+        """Start every adapter (:meth:`ChannelAdapter.start`)."""
+        for adapter in self._adapters.values():
+            await adapter.start(inbox, background)
 
     async def aclose(self) -> None:
         """Close every adapter (:meth:`ChannelAdapter.aclose`)."""
