@@ -219,7 +219,9 @@ class SubagentRegistry:
         if run.run_id in self._watched:
             self._watched.discard(run.run_id)
             record_run_id = run.run_id
-        elif run.session_key in self._deferred:
+        elif run.session_key in self._deferred and not run.bypass_queue:
+            # a later turn of a deferred orchestrator (a completion turn) is its new result;
+            # an agent-to-agent step beside its turns (bypass_queue) is not
             record_run_id = self._deferred[run.session_key][0]
         else:
             return None
