@@ -27,12 +27,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from clawline.errors import NotFound, Unavailable
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
+    from clawline.background import Background
     from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
     from clawline.records.outbox import OutboxItem
@@ -224,6 +225,31 @@ class SubagentEnded:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One message a channel received."""
+
+    channel: str
+    account_id: str
+    to: str
+    """The chat or room it was posted in."""
+    sender: str
+    """Who wrote it (the channel's user id)."""
+    text: str
+    message_id: str
+    """The channel's id of the message (the run's idempotency key)."""
+    chat: Literal["direct", "group"] = "group"
+    thread_id: str | None = None
+
+
+class InboundReceiver(Protocol):
+    """Where an adapter hands what it receives: ``runtime.inbox``
+    (:class:`clawline.channels.inbox.ChannelInbox`), which routes the message and starts its
+    run."""
+
+    async def receive(self, message: InboundMessage) -> object: ...
+
+
 class ChannelAdapter(abc.ABC):
     """A channel as clawline's thread bindings see it.
 
@@ -281,6 +307,15 @@ class ChannelAdapter(abc.ABC):
         idempotency key uses ``item.id`` for it, so a retry after a crash is not a second
         message. Raise :class:`DeliveryFailed` or :class:`TargetGone`."""
         raise TargetGone(f"{self.id} cannot send messages")
+
+    async def start(self, inbox: InboundReceiver, background: Background) -> None:  # noqa: B027
+        """Start receiving: an adapter that pulls its messages (a sync loop, long polling)
+        starts that loop here, as a task of ``background`` (``background.spawn(coro,
+        name=…)``), and hands every message it receives to ``await inbox.receive(message)``.
+        The runtime calls it once, at the end of its start (the plugins started, the outbox's
+        delivery loop running); it must not wait on the network — do that inside the task. The
+        runtime's stop cancels the task (it closes ``background``) before :meth:`aclose`.
+        Default: nothing (an adapter that is pushed to, like the webhook, needs no loop)."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional, like subagent_ended
         """Release what the adapter holds (connections, a sync loop); the runtime calls it when

@@ -1,6 +1,6 @@
 """clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``,
-and ``webhook`` when ``[channels.webhook]`` exists), and :func:`default_channel_registry`, a
-registry holding just the always-present ones.
+``webhook`` when ``[channels.webhook]`` exists, ``matrix`` when ``[channels.matrix]`` does), and
+:func:`default_channel_registry`, a registry holding just the always-present ones.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
 ``register_channels`` is ``tryfirst``, so ``webchat`` is registered before any plugin's adapter
@@ -9,10 +9,11 @@ and keeps its name.
 
 from __future__ import annotations
 
+from clawline.channels.base import ChannelAdapter
 from clawline.channels.registry import ChannelRegistry
 from clawline.channels.webchat import WebchatAdapter
 from clawline.channels.webhook import WebhookChannel
-from clawline.config import ChannelsConfig
+from clawline.config import ChannelsConfig, ConfigError, MatrixChannelConfig
 from clawline.plugins.hookspecs import hookimpl
 
 
@@ -30,6 +31,19 @@ class ChannelsPlugin:
         channels.register(WebchatAdapter())
         if self._config.webhook is not None:
             channels.register(WebhookChannel(self._config.webhook))
+        if self._config.matrix is not None:
+            channels.register(_matrix_channel(self._config.matrix))
+
+
+def _matrix_channel(config: MatrixChannelConfig) -> ChannelAdapter:
+    """The Matrix adapter, imported only when configured: matrix-nio is the ``matrix`` extra."""
+    try:
+        from clawline.channels.matrix import MatrixChannel  # the optional extra, when configured
+    except ImportError as error:
+        raise ConfigError(
+            "[channels.matrix] needs matrix-nio: pip install 'clawline[matrix]'"
+        ) from error
+    return MatrixChannel(config)
 
 
 def default_channel_registry() -> ChannelRegistry:

@@ -12,17 +12,22 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from clawline.channels.base import (
     UNAVAILABLE,
     BindingCapabilities,
     ChannelAdapter,
+    InboundReceiver,
     SpawningResult,
     SubagentEnded,
     SubagentSpawning,
 )
 from clawline.errors import Conflict, InvalidField
+from clawline.failure_log import log_failure
+
+if TYPE_CHECKING:
+    from clawline.background import Background
 
 log = logging.getLogger("clawline.channels")
 
@@ -62,6 +67,15 @@ class ChannelRegistry:
 
     def ids(self) -> list[str]:
         return list(self._adapters)
+
+    async def start(self, inbox: InboundReceiver, background: Background) -> None:
+        """Start every adapter (:meth:`ChannelAdapter.start`); one that fails to start is logged
+        and the others still start."""
+        for channel, adapter in self._adapters.items():
+            try:
+                await adapter.start(inbox, background)
+            except Exception as error:
+                log_failure(log, error, f"channel {channel} did not start")
 
     async def aclose(self) -> None:
         """Close every adapter (:meth:`ChannelAdapter.aclose`)."""
