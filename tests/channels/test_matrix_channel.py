@@ -2,7 +2,8 @@
 a human on a second Matrix client. An invite is joined and a message answered in its room; a
 bot kicked from a room ends the reply as a failed outbox row and holds up no other room; a
 thread bound to a child session reaches it and gets its reply in the thread; a repeated
-transaction id is one message."""
+transaction id is one message. Without Synapse: the adapter is built only for a
+``[channels.matrix]`` table, and what an event becomes inbound."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import pytest
 from nio import JoinedMembersResponse, RoomKickResponse
 
 from clawline.channels.matrix import MatrixChannel
+from clawline.channels.plugin import ChannelsPlugin
+from clawline.channels.registry import ChannelRegistry
 from clawline.channels.thread_bindings.planner import ThreadPlan, ThreadPlanner, bind_thread
-from clawline.config import Settings
+from clawline.config import ChannelsConfig, Settings, parse_config
 from clawline.gateway.options import GatewaySettings
 from clawline.records.outbox import OutboxItem, OutboxTarget
 from clawline.testing import eventually
@@ -24,9 +27,94 @@ from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.matrix_reader import MatrixReader, ReceivedMessage, matrix_reader
 from clawline.testing.synapse import MatrixUser, Synapse, synapse_process
 
-pytestmark = pytest.mark.matrix
-
 CHILD = "agent:main:subagent:00000000-0000-4000-8000-00000000000c"
+BOT = "@bot:example.org"
+ROOM = "!room:example.org"
+
+
+def configured(**table: Any) -> ChannelsConfig:
+    raw = {"homeserver": "https://matrix.example.org", "userId": BOT, "accessToken": "t"}
+    return parse_config({"channels": {"matrix": {**raw, **table}}}).channels
+
+
+def registered(config: ChannelsConfig) -> ChannelRegistry:
+    registry = ChannelRegistry()
+    ChannelsPlugin(config).register_channels(registry)
+    return registry
+
+
+def test_without_a_matrix_table_there_is_no_matrix_channel() -> None:
+    assert registered(ChannelsConfig()).ids() == ["webchat"]
+
+
+async def test_a_matrix_table_registers_a_channel_with_threads() -> None:
+    adapter = registered(configured(defaultAccount="bot")).get("matrix")
+    assert isinstance(adapter, MatrixChannel)
+    try:
+        assert adapter.capabilities("bot").to_json() == {
+            "adapterAvailable": True,
+            "bindSupported": True,
+            "placements": ["current", "child"],
+        }
+        assert not adapter.capabilities("other").adapter_available
+        assert adapter.default_placement == "child"
+        assert adapter.has_subagent_spawning_hook
+        assert adapter.features.max_message_length == 30_000
+        assert not adapter.synced  # nothing runs before start
+    finally:
+        await adapter.aclose()
+
+
+def event(
+    body: str = "hi", *, msgtype: str = "m.text", relation: dict[str, str] | None = None
+) -> dict[str, Any]:
+    content: dict[str, Any] = {"msgtype": msgtype, "body": body}
+    if relation is not None:
+        content["m.relates_to"] = relation
+    return {
+        "type": "m.room.message",
+        "sender": "@alice:example.org",
+        "event_id": "$e1",
+        "content": content,
+    }
+
+
+async def test_what_an_event_becomes_inbound(caplog: pytest.LogCaptureFixture) -> None:
+    table = configured().matrix
+    assert table is not None
+    adapter = MatrixChannel(table)
+    try:
+        message = adapter._inbound(ROOM, event())
+        assert message is not None
+        assert (message.channel, message.account_id, message.to, message.sender) == (
+            "matrix",
+            "default",
+            ROOM,
+            "@alice:example.org",
+        )
+        assert (message.text, message.message_id, message.chat, message.thread_id) == (
+            "hi",
+            "$e1",
+            "group",  # a room the client knows nothing of
+            None,
+        )
+        in_thread = event(relation={"rel_type": "m.thread", "event_id": "$root"})
+        assert getattr(adapter._inbound(ROOM, in_thread), "thread_id", None) == "$root"
+        skipped = [
+            {**event(), "sender": BOT},  # its own
+            event(msgtype="m.notice"),  # a bot's notice
+            event(relation={"rel_type": "m.replace", "event_id": "$e0"}),  # an edit
+            event("   "),
+        ]
+        assert [adapter._inbound(ROOM, source) for source in skipped] == [None] * 4
+        encrypted = {"type": "m.room.encrypted", "sender": "@alice:example.org"}
+        await adapter._on_event(ROOM, encrypted)
+        await adapter._on_event(ROOM, encrypted)
+        assert [r.getMessage() for r in caplog.records if "encrypt" in r.getMessage()] == [
+            f"matrix: skipping encrypted events in {ROOM} (end-to-end encryption is not supported)"
+        ]
+    finally:
+        await adapter.aclose()
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +190,7 @@ async def matrix(
         yield Matrix(gateway, adapter, reader, bot)
 
 
+@pytest.mark.matrix
 async def test_an_invited_bot_joins_and_answers_in_the_room(matrix: Matrix) -> None:
     room_id = await matrix.room_with_bot()
     asked = await matrix.human.send_text(room_id, "reply: hello")
@@ -120,6 +209,7 @@ async def test_an_invited_bot_joins_and_answers_in_the_room(matrix: Matrix) -> N
     assert asked != answer.event_id
 
 
+@pytest.mark.matrix
 async def test_a_bot_kicked_from_the_room_fails_the_reply_and_holds_up_no_other_room(
     matrix: Matrix,
 ) -> None:
@@ -149,6 +239,7 @@ async def test_a_bot_kicked_from_the_room_fails_the_reply_and_holds_up_no_other_
     assert not [m for m in matrix.human.messages(gone) if m.sender == matrix.bot.user_id]
 
 
+@pytest.mark.matrix
 async def test_a_thread_bound_to_a_child_session_reaches_it_and_is_answered_in_it(
     matrix: Matrix,
 ) -> None:
@@ -192,6 +283,7 @@ async def test_a_thread_bound_to_a_child_session_reaches_it_and_is_answered_in_i
     assert (row.session_key, row.target.thread_id) == (CHILD, root.event_id)
 
 
+@pytest.mark.matrix
 async def test_the_same_transaction_id_is_one_message(matrix: Matrix) -> None:
     room_id = await matrix.room_with_bot()
     target = OutboxTarget("matrix", "default", room_id, None)
