@@ -37,6 +37,7 @@ from clawline.agents.run_manager import RunManager
 from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
+from clawline.channels.commands import ChannelCommands
 from clawline.channels.inbox import ChannelInbox
 from clawline.channels.outbox_delivery import OutboxDelivery
 from clawline.channels.plugin import ChannelsPlugin
@@ -211,14 +212,23 @@ class Runtime:
             channels=self.channels,
             config=self.agents_config.thread_bindings,
         )
-        # --- channels: inbound messages, and the outbox's delivery loop, woken by every commit
-        # that queued messages
+        # --- channels: inbound messages (and the channel commands), and the outbox's delivery
+        # loop, woken by every commit that queued messages
         self.inbox = ChannelInbox(
             catalog=self.catalog,
             workers=self.workers,
             runs=self.runs,
             bindings=self.thread_bindings,
             config=settings.config,
+            commands=ChannelCommands(
+                catalog=self.catalog,
+                store=store,
+                workers=self.workers,
+                clock=clock,
+                bindings=self.thread_bindings,
+                binding_config=self.agents_config.thread_bindings,
+                config=settings.config,
+            ),
         )
         self.outbox = OutboxDelivery(
             store=store, workers=self.workers, clock=clock, channels=self.channels

@@ -207,6 +207,7 @@ def test_first_open_from_many_threads(
     assert [row[0] for row in names] == [
         "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_channel_outbox",
         "create_device_pairings",
         "create_meta",
         "create_run_idempotency",

@@ -100,7 +100,7 @@ def test_schema_with_an_odd_name(
     row = admin.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = %s", (name,)
     ).fetchone()
-    assert row == (13,)
+    assert row == (14,)
 
 
 def test_column_types_and_collations(

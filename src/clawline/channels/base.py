@@ -27,13 +27,14 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from clawline.errors import NotFound, Unavailable
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
     from clawline.config import ThreadBindingSettings
     from clawline.records.collab import ThreadBinding
     from clawline.records.outbox import OutboxItem
@@ -242,14 +243,6 @@ class InboundMessage:
     thread_id: str | None = None
 
 
-class InboundReceiver(Protocol):
-    """Where an adapter hands what it receives: ``runtime.inbox``
-    (:class:`clawline.channels.inbox.ChannelInbox`), which routes the message and starts its
-    run."""
-
-    async def receive(self, message: InboundMessage) -> object: ...
-
-
 class ChannelAdapter(abc.ABC):
     """A channel as clawline's thread bindings see it.
 
@@ -308,7 +301,7 @@ class ChannelAdapter(abc.ABC):
         message. Raise :class:`DeliveryFailed` or :class:`TargetGone`."""
         raise TargetGone(f"{self.id} cannot send messages")
 
-    async def start(self, inbox: InboundReceiver, background: Background) -> None:  # noqa: B027
+    async def start(self, inbox: ChannelInbox, background: Background) -> None:  # noqa: B027
         """Start receiving: an adapter that pulls its messages (a sync loop, long polling)
         starts that loop here, as a task of ``background`` (``background.spawn(coro,
         name=…)``), and hands every message it receives to ``await inbox.receive(message)``.

@@ -30,6 +30,7 @@ from clawline.records.outbox import OutboxTarget
 
 if TYPE_CHECKING:
     from clawline.agents.run_manager import RunManager
+    from clawline.channels.commands import ChannelCommands
     from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.config import ClawlineConfig
     from clawline.sessions.catalog import SessionCatalog
@@ -88,7 +89,11 @@ class ChannelInbox:
         runs: RunManager,
         bindings: ThreadBindings,
         config: ClawlineConfig,
+        commands: ChannelCommands | None = None,
     ) -> None:
+        self.commands = commands
+        """The channel commands (``/focus``, ``/unfocus``, ``/subagents``) adapters run
+        (:mod:`clawline.channels.commands`); ``None`` where none are offered."""
         self._catalog = catalog
         self._workers = workers
         self._runs = runs

@@ -55,7 +55,6 @@ from clawline.channels.base import (
     ConversationRef,
     DeliveryFailed,
     InboundMessage,
-    InboundReceiver,
     SpawningResult,
     SubagentSpawning,
     TargetGone,
@@ -68,6 +67,7 @@ from clawline.failure_log import log_failure
 
 if TYPE_CHECKING:
     from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
     from clawline.config import MatrixChannelConfig
     from clawline.records.outbox import OutboxItem
 
@@ -146,7 +146,7 @@ class MatrixChannel(ChannelAdapter):
             if config.device_id:
                 self._client.device_id = config.device_id
         self._login_lock = asyncio.Lock()
-        self._inbox: InboundReceiver | None = None
+        self._inbox: ChannelInbox | None = None
         self._encrypted_rooms: set[str] = set()
         self._joined: set[str] = set()
         """The rooms the bot is in, as the syncs told."""
@@ -180,7 +180,7 @@ class MatrixChannel(ChannelAdapter):
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, inbox: InboundReceiver, background: Background) -> None:
+    async def start(self, inbox: ChannelInbox, background: Background) -> None:
         self._inbox = inbox
         background.spawn(self._sync_forever(), name="matrix sync")
 

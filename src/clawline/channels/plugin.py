@@ -1,6 +1,6 @@
 """clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``,
-``webhook`` when ``[channels.webhook]`` exists, ``matrix`` when ``[channels.matrix]`` does), and
-:func:`default_channel_registry`, a registry holding just the always-present ones.
+``webhook`` when ``[channels.webhook]`` exists, ``matrix`` and ``telegram`` when their tables
+do), and :func:`default_channel_registry`, a registry holding just the always-present ones.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
 ``register_channels`` is ``tryfirst``, so ``webchat`` is registered before any plugin's adapter
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from clawline.channels.base import ChannelAdapter
 from clawline.channels.registry import ChannelRegistry
+from clawline.channels.telegram import TelegramChannel
 from clawline.channels.webchat import WebchatAdapter
 from clawline.channels.webhook import WebhookChannel
 from clawline.config import ChannelsConfig, ConfigError, MatrixChannelConfig
@@ -31,6 +32,8 @@ class ChannelsPlugin:
         channels.register(WebchatAdapter())
         if self._config.webhook is not None:
             channels.register(WebhookChannel(self._config.webhook))
+        if self._config.telegram is not None:
+            channels.register(TelegramChannel(self._config.telegram))
         if self._config.matrix is not None:
             channels.register(_matrix_channel(self._config.matrix))
 

@@ -18,7 +18,6 @@ from clawline.channels.base import (
     UNAVAILABLE,
     BindingCapabilities,
     ChannelAdapter,
-    InboundReceiver,
     SpawningResult,
     SubagentEnded,
     SubagentSpawning,
@@ -28,6 +27,7 @@ from clawline.failure_log import log_failure
 
 if TYPE_CHECKING:
     from clawline.background import Background
+    from clawline.channels.inbox import ChannelInbox
 
 log = logging.getLogger("clawline.channels")
 
@@ -68,7 +68,7 @@ class ChannelRegistry:
     def ids(self) -> list[str]:
         return list(self._adapters)
 
-    async def start(self, inbox: InboundReceiver, background: Background) -> None:
+    async def start(self, inbox: ChannelInbox, background: Background) -> None:
         """Start every adapter (:meth:`ChannelAdapter.start`); one that fails to start is logged
         and the others still start."""
         for channel, adapter in self._adapters.items():

@@ -7,9 +7,10 @@ requester** with the target's reply as its incoming message. Each step is a run 
 ``nested`` whose ``extraSystemPrompt`` starts ``Agent-to-agent reply step:``; the exchange stops
 at an empty reply or one that is exactly ``REPLY_SKIP``. Then the target runs the announce step
 (message ``Agent-to-agent announce step.``); its reply, unless ``ANNOUNCE_SKIP`` or
-``NO_REPLY``, is *delivered*: clawline has no external channels yet, so delivery appends it to
-the target's transcript as an assistant message marked ``a2aAnnounce: true`` and publishes it
-(``session.message``). Nothing is delivered when round 1 produced no reply.
+``NO_REPLY``, is *delivered*: appended to the target's transcript as an assistant message
+marked ``a2aAnnounce: true`` (published as ``session.message``) and, when the target has a
+channel origin, queued in the channel outbox to that conversation in the same transaction.
+Nothing is delivered when round 1 produced no reply.
 
 Replies are the outcome text of the very run a step started, never "the newest assistant
 message" of the session, so a reply cannot be taken from another run (OpenClaw #76443).
@@ -42,6 +43,8 @@ from clawline.agents.steps import (
 )
 from clawline.clock import wait_for
 from clawline.collab.sanitize import visible_text
+from clawline.events import OutboxQueued
+from clawline.records.outbox import OutboxItem, origin_target
 
 if TYPE_CHECKING:
     from clawline.agents.run_manager import RunManager
@@ -201,12 +204,39 @@ async def _ping_pong(runs: RunManager, exchange: Exchange, latest: str) -> str:
     return latest
 
 
+def _store_announce(catalog: SessionCatalog, target_key: str, text: str) -> None:
+    data = assistant_message(text, stop_reason="stop", extra={"a2aAnnounce": True})
+    with catalog.transaction() as work:
+        event = work.append(target_key, MESSAGE_EVENT, data)
+        entry = work.tx.get(catalog.canonical(target_key))
+        if entry is None:
+            return
+        target = origin_target(entry.extra)
+        if target is None:
+            return
+        queued = work.tx.outbox.enqueue(
+            [
+                OutboxItem(
+                    target=target,
+                    text=text,
+                    kind="announce",
+                    dedupe_key=f"announce:{entry.session_id}:{event.seq}@{target.describe()}",
+                    created_at=event.ts,
+                    session_key=entry.key,
+                    next_attempt_at=event.ts,
+                )
+            ]
+        )
+        if queued:
+            work.tell(OutboxQueued(tuple(item.id for item in queued if item.id)))
+
+
 async def deliver_announce(
     target_key: str, text: str, *, catalog: SessionCatalog, workers: StoreWorkers
 ) -> None:
-    """Post an announce reply to the target's "channel": its transcript (module docstring)."""
-    data = assistant_message(text, stop_reason="stop", extra={"a2aAnnounce": True})
-    await workers.run(catalog.append, target_key, MESSAGE_EVENT, data)
+    """Post an announce reply to the target's channel: its transcript, and — when the target
+    has a channel origin (``lastChannel``…) — the channel outbox, in one transaction."""
+    await workers.run(_store_announce, catalog, target_key, text)
 
 
 async def run_exchange(

@@ -46,6 +46,7 @@ from clawline.agents.messages import MESSAGE_EVENT, user_message
 from clawline.agents.run import Run, RunOutcome
 from clawline.errors import ClawlineError, Conflict
 from clawline.records.collab import InboxItem
+from clawline.records.outbox import origin_target
 from clawline.records.session import SessionEntry
 from clawline.records.task import TaskNotFound
 from clawline.records.transcript import TranscriptEvent
@@ -288,6 +289,9 @@ class Announcer:
         entry = delivery.entry
         subagent = (entry.spawn_depth or 0) >= 1
         prompt = await self._workers.run(self._requester_prompt, entry) if subagent else None
+        # OpenClaw's rule: the requester's answer goes out to its channel when it has an
+        # external one and is not itself a sub-agent.
+        target = None if subagent else origin_target(entry.extra)
         try:
             await self._runs.send(
                 session_key=delivery.requester,
@@ -297,6 +301,8 @@ class Announcer:
                 lane="subagent" if subagent else None,
                 extra_system_prompt=prompt,
                 existing_message_seq=delivery.event.seq,
+                deliver=target is not None,
+                delivery=target,
             )
         except ClawlineError as error:
             log.warning(

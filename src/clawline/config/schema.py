@@ -74,6 +74,7 @@ XWORKMATE_SECRET_ENV = "XWORKMATE_ARTIFACT_REF_SIGNING_SECRET"
 _AGENT_ID_RULE = "must be an agent id matching [a-z0-9][a-z0-9_-]{0,63}"
 _MAIN_KEY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _HOUR_MS = 60 * 60 * 1000
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 MASK = "**********"
 """What ``clawline config show`` prints for a secret (pydantic's ``SecretStr`` form)."""
 
@@ -754,6 +755,76 @@ class MatrixChannelConfig(ChannelConfig):
         return _secret_value(self.password, self.password_env, env)
 
 
+TELEGRAM_API_BASE_URL = "https://api.telegram.org/bot"
+"""Telegram's Bot API: requests go to ``<apiBaseUrl><token>/<method>``."""
+
+
+class TelegramChannelConfig(ChannelConfig):
+    """``[channels.telegram]``: the Telegram channel (a bot, through the Bot API). Inbound: long
+    polling (``getUpdates``, the default) or a webhook the gateway serves at ``POST
+    /channels/telegram``; outbound: ``sendMessage``. Forum topics are its threads."""
+
+    bot_token: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
+    """The bot's token from @BotFather (prefer ``botTokenEnv`` or ``botTokenFile``); masked by
+    ``clawline config show`` and never logged."""
+    bot_token_env: Text | None = None
+    """The environment variable holding :attr:`bot_token`."""
+    bot_token_file: Text | None = None
+    """A file holding :attr:`bot_token` (surrounding white space is ignored)."""
+    api_base_url: Text = Field(TELEGRAM_API_BASE_URL, json_schema_extra={"rule": "an http(s) URL"})
+    """The Bot API's base URL, the token and the method appended (a local Bot API server, a
+    test fake)."""
+    mode: Literal["polling", "webhook"] = "polling"
+    """``polling`` (``getUpdates``, nothing to expose) or ``webhook`` (Telegram POSTs updates to
+    :attr:`webhook_url`, which must reach the gateway's ``/channels/telegram``)."""
+    webhook_url: Text | None = Field(None, json_schema_extra={"rule": "an http(s) URL"})
+    """Webhook mode: the public URL of the gateway's ``POST /channels/telegram``."""
+    webhook_secret: SecretStr | None = Field(
+        None, json_schema_extra={"rule": "1-256 characters A-Z a-z 0-9 _ -"}
+    )
+    """Webhook mode: the secret Telegram sends in ``X-Telegram-Bot-Api-Secret-Token`` (prefer
+    ``webhookSecretEnv``); updates without it are refused (401)."""
+    webhook_secret_env: Text | None = None
+    """The environment variable holding :attr:`webhook_secret`."""
+    poll_timeout_seconds: int = Field(30, ge=0, le=50)
+    """Polling mode: how long one ``getUpdates`` long poll waits for an update."""
+
+    @field_validator("api_base_url", "webhook_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip().startswith(("http://", "https://")):
+            raise Refusal("must be an http(s) URL")
+        return None if value is None else value.strip()
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not re.fullmatch(
+            r"[A-Za-z0-9_-]{1,256}", value.get_secret_value()
+        ):
+            raise Refusal("must be 1-256 characters A-Z a-z 0-9 _ -")
+        return value
+
+    @model_validator(mode="after")
+    def _webhook(self) -> TelegramChannelConfig:
+        if self.mode == "webhook" and self.webhook_url is None:
+            raise Refusal("webhook mode needs webhookUrl")
+        return self
+
+    def token(self, env: Mapping[str, str]) -> str | None:
+        """The bot token: from the file, else the environment variable, else ``botTokenFile``."""
+        found = _secret_value(self.bot_token, self.bot_token_env, env)
+        if found is None and self.bot_token_file:
+            try:
+                found = Path(self.bot_token_file).expanduser().read_text().strip() or None
+            except OSError:
+                return None
+        return None if found is None else found.strip() or None
+
+    def secret(self, env: Mapping[str, str]) -> str | None:
+        return _secret_value(self.webhook_secret, self.webhook_secret_env, env)
+
+
 class ChannelsConfig(Section):
     """``[channels]``: each channel's table; the built-in adapters' tables have their own keys,
     any other channel's table holds what every channel has (``defaultAccount``,
@@ -768,6 +839,8 @@ class ChannelsConfig(Section):
     """``[channels.webhook]``: the webhook channel (off unless the table exists)."""
     matrix: MatrixChannelConfig | None = None
     """``[channels.matrix]``: the Matrix channel (off unless the table exists)."""
+    telegram: TelegramChannelConfig | None = None
+    """``[channels.telegram]``: the Telegram channel (off unless the table exists)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -783,6 +856,8 @@ class ChannelsConfig(Section):
             out["webhook"] = self.webhook
         if self.matrix is not None:
             out["matrix"] = self.matrix
+        if self.telegram is not None:
+            out["telegram"] = self.telegram
         return out
 
 

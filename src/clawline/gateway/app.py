@@ -31,6 +31,7 @@ from clawline.gateway.origin import OriginHostCheck
 from clawline.gateway.pairing_watch import recheck_pairings
 from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
+from clawline.gateway.telegram_endpoint import telegram_routes
 from clawline.gateway.webhook_endpoint import webhook_routes
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
@@ -290,6 +291,7 @@ def create_app(gateway: Gateway) -> Starlette:
         WebSocketRoute("/", websocket),
         WebSocketRoute("/ws", websocket),
         *webhook_routes(gateway.inbox, gateway.channels),
+        *telegram_routes(gateway.channels),
     ]
     check = Middleware(
         OriginHostCheck,

@@ -32,7 +32,7 @@ def _refused(status: int, error: str) -> JSONResponse:
     return JSONResponse({"ok": False, "error": error}, status_code=status)
 
 
-async def _body(request: Request) -> bytes | None:
+async def read_body(request: Request) -> bytes | None:
     """The request body, ``None`` once it passes :data:`MAX_BODY_BYTES` (read no further)."""
     chunks: list[bytes] = []
     size = 0
@@ -49,7 +49,7 @@ def webhook_routes(inbox: ChannelInbox, channels: ChannelRegistry) -> list[Route
         adapter = channels.get(WEBHOOK)
         if not isinstance(adapter, WebhookChannel) or not adapter.accepts_inbound:
             return _refused(404, "the webhook channel does not take inbound messages here")
-        raw = await _body(request)
+        raw = await read_body(request)
         if raw is None:
             return _refused(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
         try:

@@ -9,10 +9,11 @@ same target is queued once, however often its writer runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from clawline.types import EpochMs, JSONObject
+from clawline.types import JSON, EpochMs, JSONObject
 
 OutboxStatus: TypeAlias = Literal["pending", "delivered", "failed"]
 OUTBOX_STATUSES: tuple[OutboxStatus, ...] = ("pending", "delivered", "failed")
@@ -38,6 +39,28 @@ class OutboxTarget:
         if self.thread_id is not None:
             out["threadId"] = self.thread_id
         return out
+
+
+WEBCHAT_CHANNEL = "webchat"
+"""The web chat reads transcripts itself: nothing is queued for it."""
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def origin_target(extra: Mapping[str, JSON]) -> OutboxTarget | None:
+    """Where a session's channel traffic last came from — ``lastChannel``, ``lastTo``,
+    ``lastAccountId``, ``lastThreadId`` of its entry's ``extra`` — as an outbox target;
+    ``None`` without one, or for the web chat."""
+    channel = (_text(extra.get("lastChannel")) or "").lower()
+    to = _text(extra.get("lastTo"))
+    if not channel or channel == WEBCHAT_CHANNEL or to is None:
+        return None
+    account = _text(extra.get("lastAccountId")) or "default"
+    return OutboxTarget(channel, account, to, _text(extra.get("lastThreadId")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
 from clawline.pairing.scopes import WRITE
+from clawline.records.outbox import WEBCHAT_CHANNEL, OutboxTarget, origin_target
 from clawline.types import JSON
 
 methods = MethodRegistry()
@@ -98,10 +99,37 @@ async def _session_key(call: Call) -> str:
     return keys.main_session_key(agent_id or catalog.default_agent_id, catalog.main_key)
 
 
+async def _delivery(call: Call, key: str) -> OutboxTarget | None:
+    """Where the run's reply goes besides the transcript (``deliver: true``): the conversation
+    ``channel``/``to``/``accountId``/``threadId`` name — remembered as the session's origin —
+    else the session's own origin (its ``lastChannel``…); the web chat needs no delivery."""
+    params = call.params
+    if not params.get("deliver"):
+        return None
+    gateway = call.gateway
+    channel = (params.get("replyChannel") or params.get("channel") or "").strip().lower()
+    to = (params.get("replyTo") or params.get("to") or "").strip()
+    if channel and to and channel != WEBCHAT_CHANNEL:
+        account = (params.get("replyAccountId") or params.get("accountId") or "").strip()
+        thread = (params.get("threadId") or "").strip() or None
+        target = OutboxTarget(channel, account or "default", to, thread)
+        origin: dict[str, JSON] = {
+            "lastChannel": target.channel,
+            "lastTo": target.to,
+            "lastAccountId": target.account_id,
+            "lastThreadId": target.thread_id,
+        }
+        await gateway.workers.run(gateway.catalog.patch, key, origin)
+        return target
+    entry = await gateway.workers.run(gateway.catalog.get, key)
+    return None if entry is None else origin_target(entry.extra)
+
+
 @methods.method("agent", scope=WRITE, schema=AGENT)
 async def agent(call: Call) -> JSON:
     params = call.params
     key = await _session_key(call)
+    delivery = await _delivery(call, key)
     timeout_s = params.get("timeout")
     ack = await send_through_runs(
         call,
@@ -113,6 +141,7 @@ async def agent(call: Call) -> JSON:
         extra_system_prompt=params.get("extraSystemPrompt"),
         lane=params.get("lane"),
         deliver=bool(params.get("deliver", False)),
+        delivery=delivery,
         attachments=params.get("attachments"),
         thinking=params.get("thinking"),
     )

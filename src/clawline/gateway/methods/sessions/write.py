@@ -32,6 +32,7 @@ _REQUIRED_KEY = P.string(required=True, min_len=1)
 """A key that names the session to change; blank after trimming is refused too."""
 _SETTING = P.string(nullable=True, max_len=256)
 _CHECKED_BY_CATALOG = P.anything()
+_ROUTE = P.string(nullable=True, min_len=1, max_len=512)
 """Values whose exact error texts come from the catalog's change rules."""
 
 PATCH_FIELDS = {
@@ -57,9 +58,14 @@ PATCH_FIELDS = {
     "spawnDepth": _CHECKED_BY_CATALOG,
     "subagentRole": _CHECKED_BY_CATALOG,
     "subagentControlScope": _CHECKED_BY_CATALOG,
+    "lastChannel": _ROUTE,
+    "lastTo": _ROUTE,
+    "lastAccountId": _ROUTE,
+    "lastThreadId": _ROUTE,
 }
-"""``sessions.patch`` fields besides ``key``. ``parentSessionKey`` is set only by
-``sessions.create``."""
+"""``sessions.patch`` fields besides ``key``. The ``last*`` fields are the session's channel
+origin (where its replies, completions and announce results are delivered, docs/channels.md).
+``parentSessionKey`` is set only by ``sessions.create``."""
 
 WEBCHAT_PATCH = "webchat clients cannot patch sessions; use chat.send for session-scoped updates"
 WEBCHAT_DELETE = "webchat clients cannot delete sessions"
