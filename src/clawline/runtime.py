@@ -325,11 +325,11 @@ class Runtime:
         :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, end what a crash
         left running (recovery), deliver the pending completions, then start the periodic
         passes in the background task group: the announce tick, the sweeps, binding expiry, and
-        the outbox's delivery loop."""
+        the outbox's delivery loop; last, the channel adapters (:meth:`ChannelAdapter.start
+        <clawline.channels.base.ChannelAdapter.start>`: a Matrix sync loop, in the same group)."""
         await self.instance_lock.acquire(self.holder)
         try:
             await self.plugins.startup()
-            await self.channels.start(self.inbox, self.background)
             await self.announcer.start()
         except BaseException:
             await self.instance_lock.release()
@@ -355,6 +355,7 @@ class Runtime:
             first_after=0,
         )
         background.spawn(self.outbox.run(), name="outbox delivery")
+        await self.channels.start(self.inbox, background)
         self._started = True
 
     def _wake_outbox(self, event: DomainEvent) -> None:

@@ -146,3 +146,36 @@ async def test_a_plain_session_with_an_acp_key_keeps_the_default_runner(acp: Acp
     assert outcome.status == "done"
     assert acp.runner.calls_on("agent:main:acp:plain")
     assert pids(acp.log) == []
+
+
+async def test_an_agent_to_agent_step_reaches_the_acp_child_with_its_instructions(
+    make_acp: MakeAcp,
+) -> None:
+    """ACP has no system prompt: a step's instructions open the prompt, so the child can answer
+    ``REPLY_SKIP`` / ``ANNOUNCE_SKIP`` like a native child; an ordinary turn stays bare."""
+    acp = await make_acp(extra=THREADS)
+    services = acp.services
+    result = await spawn(services, task="first", agentId="tiny", thread=True)
+    child = result["childSessionKey"]
+    await eventually(lambda: task_status(services, child) == "succeeded")
+    step = (
+        "Agent-to-agent reply step:\nCurrent agent: Agent 2 (target)\nTurn 1 of 5.\n"
+        'If you want to stop the ping-pong, reply exactly "REPLY_SKIP".'
+    )
+    ack = await services.runs.send(
+        session_key=child,
+        message="are we done?",
+        idempotency_key="step-1",
+        extra_system_prompt=step,
+        bypass_queue=True,
+    )
+    await ack.done
+    ack = await services.runs.send(
+        session_key=child,
+        message="plain",
+        idempotency_key="plain-1",
+        extra_system_prompt="You are a careful reviewer.",
+    )
+    await ack.done
+    texts = [prompt["text"] for prompt in calls(acp.log, "session/prompt")]
+    assert texts == ["first", f"{step}\n\nare we done?", "plain"]

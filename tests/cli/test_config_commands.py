@@ -36,6 +36,12 @@ env = { OPENAI_API_KEY = "sk-secret-3" }
 
 [plugins.xworkmate]
 artifactRefSigningSecret = "signing-secret-4"
+
+[channels.matrix]
+homeserver = "https://matrix.example.org"
+userId = "@bot:example.org"
+accessToken = "syt-secret-5"
+password = "matrix-secret-6"
 """
 
 
@@ -106,13 +112,16 @@ def test_show_prints_the_effective_configuration_with_secrets_masked(clawline: C
     }
     result = clawline.run("config", "show", env=env)
     assert result.exit_code == 0, result.output
-    for secret in ("gateway-secret-1", "sk-secret-2", "sk-secret-3", "signing-secret-4"):
+    secrets = ("gateway-secret-1", "sk-secret-2", "sk-secret-3", "signing-secret-4")
+    for secret in (*secrets, "syt-secret-5", "matrix-secret-6"):
         assert secret not in result.stdout
     shown = tomllib.loads(result.stdout)
     assert shown["gateway"]["token"] == "**********"
     assert shown["models"]["providers"]["local"]["apiKey"] == "**********"
     assert shown["acp"]["agents"]["codex"]["env"] == {"OPENAI_API_KEY": "**********"}
     assert shown["plugins"]["xworkmate"]["artifactRefSigningSecret"] == "**********"
+    matrix = shown["channels"]["matrix"]
+    assert (matrix["accessToken"], matrix["password"]) == ("**********", "**********")
     # the environment's overrides, and the defaults the file left out
     assert shown["store"]["url"] == "sqlite:///elsewhere.db"
     assert shown["gateway"]["port"] == 18800

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
+from clawline.sessions import Cause
 from clawline.testing.live_gateway import RunningGateway
 from tests.web.chat import WebChat
 from tests.web.conftest import TOKEN
@@ -62,3 +63,20 @@ async def test_busy_then_unread_then_read(
     await row.get_by_role("button").first.click()
     await expect(row).to_have_attribute("data-cue", "idle")
     await expect(chat.by("message-assistant").last.locator(".message-body")).to_have_text("finally")
+
+
+async def test_a_session_on_another_channel_shows_where_it_talks(
+    web_gateway: RunningGateway, page: Page, artifacts: Path
+) -> None:
+    chat = WebChat(page, web_gateway, artifacts)
+    await chat.open("ru", TOKEN)
+    key = await chat.new_chat()
+    row = chat.sidebar_row(key)
+    await expect(row.get_by_test_id("session-origin")).to_be_hidden()
+    runtime = web_gateway.runtime
+    origin = {"lastChannel": "matrix", "lastTo": "!r:hs"}
+    await runtime.call(runtime.catalog.patch, key, origin, cause=Cause("patch"))
+    await expect(row.get_by_test_id("session-origin")).to_have_text("через matrix")
+    await chat.by("language-select").select_option("ja")
+    await expect(row.get_by_test_id("session-origin")).to_have_text("matrix 経由")
+    await chat.shot("channel-origin")

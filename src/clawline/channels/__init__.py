@@ -3,8 +3,10 @@
 - :mod:`clawline.channels.base`: the adapter protocol, capabilities, hook events and results;
 - :mod:`clawline.channels.registry`: the adapter registry (``runtime.channels``) and hooks;
 - :mod:`clawline.channels.webchat`: the built-in ``webchat`` adapter;
-- :mod:`clawline.channels.webhook` and :mod:`clawline.channels.telegram`: the ``webhook`` and
-  ``telegram`` adapters, built when configured;
+- :mod:`clawline.channels.webhook`, :mod:`clawline.channels.matrix` and
+  :mod:`clawline.channels.telegram`: the ``webhook``, ``matrix`` and ``telegram`` adapters, built
+  when their ``[channels.*]`` table exists (Matrix needs the ``matrix`` extra, Telegram the
+  ``telegram`` one);
 - :mod:`clawline.channels.inbox`, :mod:`clawline.channels.outbox_delivery`: inbound routing and
   outbound delivery; :mod:`clawline.channels.commands`: ``/focus``, ``/unfocus``,
   ``/subagents`` for every adapter;

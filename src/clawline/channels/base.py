@@ -226,6 +226,23 @@ class SubagentEnded:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One message a channel received."""
+
+    channel: str
+    account_id: str
+    to: str
+    """The chat or room it was posted in."""
+    sender: str
+    """Who wrote it (the channel's user id)."""
+    text: str
+    message_id: str
+    """The channel's id of the message (the run's idempotency key)."""
+    chat: Literal["direct", "group"] = "group"
+    thread_id: str | None = None
+
+
 class ChannelAdapter(abc.ABC):
     """A channel as clawline's thread bindings see it.
 
@@ -285,9 +302,13 @@ class ChannelAdapter(abc.ABC):
         raise TargetGone(f"{self.id} cannot send messages")
 
     async def start(self, inbox: ChannelInbox, background: Background) -> None:  # noqa: B027
-        """Start what the adapter runs (a sync or polling loop) as tasks of ``background``,
-        handing inbound messages to ``inbox``; the runtime calls it once, after the plugins
-        started. Default: nothing."""
+        """Start receiving: an adapter that pulls its messages (a sync loop, long polling)
+        starts that loop here, as a task of ``background`` (``background.spawn(coro,
+        name=…)``), and hands every message it receives to ``await inbox.receive(message)``.
+        The runtime calls it once, at the end of its start (the plugins started, the outbox's
+        delivery loop running); it must not wait on the network — do that inside the task. The
+        runtime's stop cancels the task (it closes ``background``) before :meth:`aclose`.
+        Default: nothing (an adapter that is pushed to, like the webhook, needs no loop)."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional, like subagent_ended
         """Release what the adapter holds (connections, a sync loop); the runtime calls it when

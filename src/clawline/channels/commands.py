@@ -25,7 +25,7 @@ from clawline.channels.thread_bindings.planner import ThreadPlan, bind_thread
 from clawline.errors import ClawlineError
 
 if TYPE_CHECKING:
-    from clawline.channels.inbox import InboundMessage
+    from clawline.channels.base import InboundMessage
     from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.clock import Clock
     from clawline.config import ClawlineConfig, ThreadBindingsConfig

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.channels.base import InboundMessage
 from clawline.errors import InvalidInput
 from clawline.records.outbox import OutboxTarget
 
@@ -43,23 +44,6 @@ MAX_INBOUND_TEXT = 100_000
 
 class InboundRefused(InvalidInput):
     """An inbound message is malformed (no conversation, no text, a bad id)."""
-
-
-@dataclass(frozen=True, slots=True)
-class InboundMessage:
-    """One message a channel received."""
-
-    channel: str
-    account_id: str
-    to: str
-    """The chat or room it was posted in."""
-    sender: str
-    """Who wrote it (the channel's user id)."""
-    text: str
-    message_id: str
-    """The channel's id of the message (the run's idempotency key)."""
-    chat: Literal["direct", "group"] = "group"
-    thread_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

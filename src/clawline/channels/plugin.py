@@ -1,7 +1,6 @@
 """clawline's own channel adapters as a built-in plugin: :class:`ChannelsPlugin` (``webchat``,
-``webhook`` when ``[channels.webhook]`` exists, ``telegram`` when ``[channels.telegram]``
-does), and :func:`default_channel_registry`, a
-registry holding just the always-present ones.
+``webhook`` when ``[channels.webhook]`` exists, ``matrix`` and ``telegram`` when their tables
+do), and :func:`default_channel_registry`, a registry holding just the always-present ones.
 
 The runtime builds it and adds it to the plugin manager with source ``builtin``; its
 ``register_channels`` is ``tryfirst``, so ``webchat`` is registered before any plugin's adapter
@@ -10,11 +9,12 @@ and keeps its name.
 
 from __future__ import annotations
 
+from clawline.channels.base import ChannelAdapter
 from clawline.channels.registry import ChannelRegistry
 from clawline.channels.telegram import TelegramChannel
 from clawline.channels.webchat import WebchatAdapter
 from clawline.channels.webhook import WebhookChannel
-from clawline.config import ChannelsConfig
+from clawline.config import ChannelsConfig, ConfigError, MatrixChannelConfig
 from clawline.plugins.hookspecs import hookimpl
 
 
@@ -34,6 +34,19 @@ class ChannelsPlugin:
             channels.register(WebhookChannel(self._config.webhook))
         if self._config.telegram is not None:
             channels.register(TelegramChannel(self._config.telegram))
+        if self._config.matrix is not None:
+            channels.register(_matrix_channel(self._config.matrix))
+
+
+def _matrix_channel(config: MatrixChannelConfig) -> ChannelAdapter:
+    """The Matrix adapter, imported only when configured: matrix-nio is the ``matrix`` extra."""
+    try:
+        from clawline.channels.matrix import MatrixChannel  # the optional extra, when configured
+    except ImportError as error:
+        raise ConfigError(
+            "[channels.matrix] needs matrix-nio: pip install 'clawline[matrix]'"
+        ) from error
+    return MatrixChannel(config)
 
 
 def default_channel_registry() -> ChannelRegistry:

@@ -23,6 +23,7 @@ from clawline.channels.base import (
     SubagentSpawning,
 )
 from clawline.errors import Conflict, InvalidField
+from clawline.failure_log import log_failure
 
 if TYPE_CHECKING:
     from clawline.background import Background
@@ -68,9 +69,13 @@ class ChannelRegistry:
         return list(self._adapters)
 
     async def start(self, inbox: ChannelInbox, background: Background) -> None:
-        """Start every adapter (:meth:`ChannelAdapter.start`)."""
-        for adapter in self._adapters.values():
-            await adapter.start(inbox, background)
+        """Start every adapter (:meth:`ChannelAdapter.start`); one that fails to start is logged
+        and the others still start."""
+        for channel, adapter in self._adapters.items():
+            try:
+                await adapter.start(inbox, background)
+            except Exception as error:
+                log_failure(log, error, f"channel {channel} did not start")
 
     async def aclose(self) -> None:
         """Close every adapter (:meth:`ChannelAdapter.aclose`)."""

@@ -56,13 +56,14 @@ from clawline.channels.base import (
     ChannelFeatures,
     ConversationRef,
     DeliveryFailed,
+    InboundMessage,
     Placement,
     SpawningResult,
     SubagentSpawning,
     TargetGone,
     split_message,
 )
-from clawline.channels.inbox import InboundMessage, InboundRefused
+from clawline.channels.inbox import InboundRefused
 from clawline.channels.thread_bindings.planning import spawning_from_plan
 from clawline.config import DEFAULT_ACCOUNT_ID
 from clawline.errors import ClawlineError, InvalidInput

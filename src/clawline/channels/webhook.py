@@ -7,7 +7,7 @@ It is the smallest real adapter, and the worked example of docs/channels.md:
   ``Authorization: Bearer <inboundToken>`` and a JSON object
   ``{"to", "from", "text", "messageId", "chat"?: "direct"|"group", "accountId"?}``;
   :meth:`WebhookChannel.inbound` checks both and makes the
-  :class:`~clawline.channels.inbox.InboundMessage` the inbox routes.
+  :class:`~clawline.channels.base.InboundMessage` the inbox routes.
 - **outbound**: :meth:`WebhookChannel.send` POSTs ``{"id", "channel", "accountId", "to",
   "text", "kind", "sessionKey"?, "runId"?}`` to ``[channels.webhook] url`` with
   ``Idempotency-Key: clawline-outbox-<id>`` (a receiver that keeps the key drops the repeat a
@@ -35,12 +35,13 @@ from clawline.channels.base import (
     ChannelAdapter,
     ChannelFeatures,
     DeliveryFailed,
+    InboundMessage,
     SpawningError,
     SpawningResult,
     SubagentSpawning,
     TargetGone,
 )
-from clawline.channels.inbox import InboundMessage, InboundRefused
+from clawline.channels.inbox import InboundRefused
 from clawline.channels.thread_bindings.planning import unavailable_text
 from clawline.config import DEFAULT_ACCOUNT_ID
 from clawline.errors import InvalidInput

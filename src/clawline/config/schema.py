@@ -699,6 +699,62 @@ class WebhookChannelConfig(ChannelConfig):
         return _secret_value(self.inbound_token, self.inbound_token_env, env)
 
 
+class MatrixChannelConfig(ChannelConfig):
+    """``[channels.matrix]``: the Matrix channel, one bot account on one homeserver (matrix-nio,
+    the ``matrix`` extra). Unencrypted rooms only; threads are Matrix threads."""
+
+    homeserver: Text = Field(json_schema_extra={"rule": "an http(s) URL"})
+    """The homeserver's client-server API, e.g. ``https://matrix.example.org``."""
+    user_id: Text = Field(json_schema_extra={"rule": "a Matrix user id: @localpart:server"})
+    """The bot's user id (``@clawline:example.org``)."""
+    access_token: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
+    """The bot's access token (prefer ``accessTokenEnv``); with it no login is made."""
+    access_token_env: Text | None = None
+    """The environment variable holding :attr:`access_token`."""
+    password: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
+    """The bot's password, used to log in when no access token is given (prefer
+    ``passwordEnv``)."""
+    password_env: Text | None = None
+    """The environment variable holding :attr:`password`."""
+    device_id: Text | None = None
+    """The device to log in as (or the access token's device). Keep it fixed with password login:
+    Matrix drops a repeated transaction id per device, which is what delivers a reply once
+    across a crash."""
+    auto_join: Bool = True
+    """Join the rooms the bot is invited to."""
+    sync_timeout_ms: Int = Field(30_000, ge=0, le=300_000)
+    """How long one sync waits on the homeserver for something new (a long poll)."""
+
+    @field_validator("homeserver")
+    @classmethod
+    def _homeserver(cls, value: str) -> str:
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise Refusal("must be an http(s) URL")
+        return value.rstrip("/")
+
+    @field_validator("user_id")
+    @classmethod
+    def _user_id(cls, value: str) -> str:
+        value = value.strip()
+        local, _, server = value.removeprefix("@").partition(":")
+        if not value.startswith("@") or not local or not server:
+            raise Refusal("must be a Matrix user id: @localpart:server")
+        return value
+
+    @model_validator(mode="after")
+    def _credentials(self) -> MatrixChannelConfig:
+        if not (self.access_token or self.access_token_env or self.password or self.password_env):
+            raise Refusal("needs accessToken, accessTokenEnv, password or passwordEnv")
+        return self
+
+    def token(self, env: Mapping[str, str]) -> str | None:
+        return _secret_value(self.access_token, self.access_token_env, env)
+
+    def login_password(self, env: Mapping[str, str]) -> str | None:
+        return _secret_value(self.password, self.password_env, env)
+
+
 TELEGRAM_API_BASE_URL = "https://api.telegram.org/bot"
 """Telegram's Bot API: requests go to ``<apiBaseUrl><token>/<method>``."""
 
@@ -781,6 +837,8 @@ class ChannelsConfig(Section):
 
     webhook: WebhookChannelConfig | None = None
     """``[channels.webhook]``: the webhook channel (off unless the table exists)."""
+    matrix: MatrixChannelConfig | None = None
+    """``[channels.matrix]``: the Matrix channel (off unless the table exists)."""
     telegram: TelegramChannelConfig | None = None
     """``[channels.telegram]``: the Telegram channel (off unless the table exists)."""
 
@@ -796,6 +854,8 @@ class ChannelsConfig(Section):
         out: dict[str, ChannelConfig] = dict(self.model_extra or {})
         if self.webhook is not None:
             out["webhook"] = self.webhook
+        if self.matrix is not None:
+            out["matrix"] = self.matrix
         if self.telegram is not None:
             out["telegram"] = self.telegram
         return out

@@ -7,6 +7,11 @@ there is none), hands the prompt's ``session/update`` notifications to the turn'
 (:mod:`clawline.collab.acp.updates`) and gives the process back when the turn ends (a oneshot
 child's process is closed then). The run manager does the rest of the run, as for every session.
 
+A turn of an agent-to-agent exchange (round 1 of ``sessions_send``, a reply step, the announce
+step) carries its step instructions in the run's ``extraSystemPrompt``; ACP has no system
+prompt, so they open the prompt text, above the message (:func:`prompt_text`) — the child can
+then answer ``REPLY_SKIP`` or ``ANNOUNCE_SKIP`` as a native child does.
+
 An aborted or timed-out run sends ``session/cancel`` and waits up to the runtime's
 ``cancel_wait_s`` for the agent's answer; an agent that does not answer in time counts as broken
 and its process is closed.
@@ -19,6 +24,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from clawline.agents.runner import RunContext, RunOutput
+from clawline.agents.steps import TurnKind, classify_turn
 from clawline.collab.acp.updates import TurnOutput
 from clawline.config import ACP_DISPATCH_DISABLED
 from clawline.errors import AcpAgentError
@@ -33,6 +39,17 @@ _STOP_REASONS = {
     "max_turn_requests": "length",
     "cancelled": "aborted",
 }
+
+
+_STEP_TURNS = (TurnKind.A2A_MESSAGE, TurnKind.REPLY_STEP, TurnKind.ANNOUNCE_STEP)
+
+
+def prompt_text(message: str, extra_system_prompt: str | None) -> str:
+    """What an ACP child is prompted with: the message, after the step instructions of an
+    agent-to-agent turn (module docstring)."""
+    if extra_system_prompt and classify_turn(message, extra_system_prompt) in _STEP_TURNS:
+        return f"{extra_system_prompt.strip()}\n\n{message}"
+    return message
 
 
 class AcpRunner:
@@ -51,7 +68,7 @@ class AcpRunner:
         broken = False
         process.client.listen(output.push)
         try:
-            prompt = process.prompt(ctx.message)
+            prompt = process.prompt(prompt_text(ctx.message, ctx.extra_system_prompt))
             try:
                 stop_reason = await asyncio.shield(prompt)
             except asyncio.CancelledError:

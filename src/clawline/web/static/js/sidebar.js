@@ -40,7 +40,7 @@ export class Sidebar {
     );
   }
 
-  /** view: {rows: [{key, title, busy, unread, updatedAt, selected}], locale, connection} */
+  /** view: {rows: [{key, title, busy, unread, updatedAt, channel, selected}], locale, connection} */
   update(view) {
     setText(this.newChat.lastChild, t("chat:sessionList.newChat"));
     setAttr(this.nav, "aria-label", t("chat:sessionList.label"));
@@ -60,21 +60,24 @@ export class Sidebar {
     const title = h("span", { class: "session-title" });
     const cue = h("span", { class: "session-cue" });
     const cueText = h("span", { class: "session-cue-text" });
+    const origin = h("span", { class: "session-origin", dataset: { testid: "session-origin" } });
     const select = h(
       "button",
       { type: "button", class: "session-select", onclick: () => this.onSelect(row.key) },
       title,
-      h("span", { class: "session-meta" }, cue, cueText),
+      h("span", { class: "session-meta" }, cue, cueText, origin),
     );
     const confirm = new ConfirmDelete(() => this.onDelete(row.key), "session-delete");
     const li = h("li", { class: "session-row", dataset: { testid: "session-row", sessionKey: row.key } }, select, confirm.root);
-    li.parts = { title, cue, cueText, select, confirm };
+    li.parts = { title, cue, cueText, origin, select, confirm };
     return li;
   }
 
   updateRow(li, row) {
-    const { title, cue, cueText, select, confirm } = li.parts;
+    const { title, cue, cueText, origin, select, confirm } = li.parts;
     setText(title, row.title);
+    origin.hidden = !row.channel;
+    setText(origin, row.channel ? t("chat:sessionList.via", { channel: row.channel }) : "");
     setAttr(select, "aria-current", row.selected ? "page" : false);
     li.classList.toggle("selected", row.selected);
     const kind = row.busy ? "busy" : row.unread ? "unread" : "idle";

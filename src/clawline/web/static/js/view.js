@@ -95,6 +95,7 @@ export class View {
           busy: app.busy(rowKey),
           unread: app.attention.get(rowKey).unread,
           updatedAt: row.updatedAt,
+          channel: channelOrigin(row),
           selected: rowKey === key,
         };
       }),
@@ -174,4 +175,10 @@ export class View {
       this.clock = null;
     }
   }
+}
+
+/** The channel a session talks on besides the web chat (its ``lastChannel``), or null. */
+function channelOrigin(row) {
+  const channel = typeof row?.lastChannel === "string" ? row.lastChannel.trim() : "";
+  return channel && channel !== "webchat" ? channel : null;
 }
