@@ -301,3 +301,34 @@ async def test_the_same_transaction_id_is_one_message(matrix: Matrix) -> None:
         "only once",
         "after it",
     ]
+
+
+@pytest.mark.matrix
+async def test_focus_and_unfocus_in_a_room_and_activity_refreshes_the_binding(
+    matrix: Matrix,
+) -> None:
+    runtime = matrix.gateway.runtime
+    helper = "agent:main:helper"
+    await runtime.call(runtime.catalog.patch, helper, {"label": "helper"})
+    room_id = await matrix.room_with_bot()
+
+    async def say(text: str) -> str:
+        before = {m.event_id for m in matrix.human.messages(room_id)}
+        await matrix.human.send_text(room_id, text)
+        answer = await matrix.human.wait_for_message(
+            room_id,
+            lambda m: m.sender == matrix.bot.user_id and m.event_id not in before,
+            timeout=15,
+        )
+        return answer.body
+
+    focused = await say("/focus helper")
+    assert focused == "Focused on helper (agent:main:helper): messages here go to that session now."
+    [binding] = await runtime.call(runtime.store.bindings.for_session, helper)
+    assert (binding.channel, binding.conversation_id) == ("matrix", room_id)
+    assert await say("reply: via focus") == "via focus"
+    [touched] = await runtime.call(runtime.store.bindings.for_session, helper)
+    assert touched.last_activity_at > binding.last_activity_at  # idle expiry counts from here
+    assert await say("/unfocus") == "Unfocused: agent:main:helper no longer answers here."
+    assert await runtime.call(runtime.store.bindings.for_session, helper) == []
+    assert await say("reply: own session again") == "own session again"

@@ -291,11 +291,32 @@ class MatrixChannel(ChannelAdapter):
         if message is None or self._inbox is None:
             return
         try:
+            if await self._command(message):
+                return
             await self._inbox.receive(message)
         except asyncio.CancelledError:
             raise
         except Exception as error:
             log_failure(log, error, f"matrix: message {message.message_id} in {room_id} failed")
+
+    async def _command(self, message: InboundMessage) -> bool:
+        """Answer ``/focus``, ``/unfocus`` or ``/subagents`` (the channel commands) in the room
+        or thread it was written in; whether the message was one."""
+        commands = self._inbox.commands if self._inbox is not None else None
+        text = message.text.strip()
+        if commands is None or not text.startswith("/"):
+            return False
+        head, _, argument = text.partition(" ")
+        name = head[1:]
+        if not commands.knows(name):
+            return False
+        answer = await commands.run(message, name, argument.strip())
+        content: dict[str, Any] = {"msgtype": "m.notice", "body": answer}
+        if message.thread_id:
+            content["m.relates_to"] = _thread_relation(message.thread_id)
+        # the command's event id as the transaction id: a command seen twice is answered once
+        await self._send_event(message.to, content, tx_id=f"clawline-cmd-{message.message_id}")
+        return True
 
     def _inbound(self, room_id: str, source: Mapping[str, Any]) -> InboundMessage | None:
         sender, event_id = source.get("sender"), source.get("event_id")
@@ -336,12 +357,7 @@ class MatrixChannel(ChannelAdapter):
         for number, part in enumerate(parts, start=1):
             content: dict[str, Any] = {"msgtype": "m.text", "body": part}
             if target.thread_id:
-                content["m.relates_to"] = {
-                    "rel_type": "m.thread",
-                    "event_id": target.thread_id,
-                    "is_falling_back": True,
-                    "m.in_reply_to": {"event_id": target.thread_id},
-                }
+                content["m.relates_to"] = _thread_relation(target.thread_id)
             tx_id = f"clawline-outbox-{item.id}" + (f"-{number}" if len(parts) > 1 else "")
             event_id = await self._send_event(target.to, content, tx_id=tx_id)
             first = first or event_id
@@ -367,3 +383,13 @@ class MatrixChannel(ChannelAdapter):
         if status is not None and 400 <= status < 500 and answer.status_code != "M_UNKNOWN_TOKEN":
             raise TargetGone(reason)
         raise DeliveryFailed(reason)
+
+
+def _thread_relation(root: str) -> dict[str, Any]:
+    """``m.relates_to`` of a message in the thread of ``root`` (with the reply fallback)."""
+    return {
+        "rel_type": "m.thread",
+        "event_id": root,
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": root},
+    }
