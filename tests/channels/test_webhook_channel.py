@@ -5,6 +5,11 @@ without threads."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,3 +171,36 @@ async def test_a_thread_spawn_from_a_webhook_conversation_is_refused(webhook: We
     for refused in (acp, subagent):
         assert isinstance(refused, ThreadRefusal), refused
         assert refused.error == "Thread bindings are unavailable for webhook."
+
+
+async def test_channels_status_shows_the_running_channels(webhook: Webhook, tmp_path: Path) -> None:
+    await webhook.post(message("reply: status please", "s1"))
+    await webhook.receiver.wait_for(lambda post: post.body["text"] == "status please")
+    await eventually(lambda: [row.status for row in webhook.outbox()] == ["delivered"])
+    env = {**os.environ, "CLAWLINE_STATE_DIR": str(tmp_path / "cli")}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "clawline",
+            "channels",
+            "status",
+            "--format",
+            "json",
+            "--url",
+            webhook.gateway.url,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["channel"]: row for row in json.loads(done.stdout)["channels"]}
+    assert set(rows) == {"webchat", "webhook"}
+    hook = rows["webhook"]
+    assert (hook["connected"], hook["outbox"], hook["threads"]) == (None, 0, False)
+    assert isinstance(hook["lastEventAt"], int)
+    assert rows["webchat"]["lastEventAt"] is None

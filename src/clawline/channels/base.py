@@ -63,6 +63,17 @@ class TargetGone(NotFound):
 
 
 @dataclass(frozen=True, slots=True)
+class ChannelStatus:
+    """How a channel is doing, as ``clawline channels status`` shows it."""
+
+    connected: bool | None = None
+    """Whether its connection (a sync loop, long polling) is up; ``None`` for a channel that
+    keeps none (it is pushed to, or reads transcripts)."""
+    last_event_at: int | None = None
+    """When it last received something (epoch ms), ``None`` before the first."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelFeatures:
     """What a channel can do with outbound messages."""
 
@@ -309,6 +320,10 @@ class ChannelAdapter(abc.ABC):
         delivery loop running); it must not wait on the network — do that inside the task. The
         runtime's stop cancels the task (it closes ``background``) before :meth:`aclose`.
         Default: nothing (an adapter that is pushed to, like the webhook, needs no loop)."""
+
+    def status(self) -> ChannelStatus:
+        """How the channel is doing (:class:`ChannelStatus`). Default: nothing known."""
+        return ChannelStatus()
 
     async def aclose(self) -> None:  # noqa: B027 - optional, like subagent_ended
         """Release what the adapter holds (connections, a sync loop); the runtime calls it when

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,6 +53,7 @@ from clawline.channels.base import (
     BindingCapabilities,
     ChannelAdapter,
     ChannelFeatures,
+    ChannelStatus,
     ConversationRef,
     DeliveryFailed,
     InboundMessage,
@@ -151,6 +153,8 @@ class MatrixChannel(ChannelAdapter):
         self._joined: set[str] = set()
         """The rooms the bot is in, as the syncs told."""
         self.synced = False
+        self._connected = False
+        self._last_event_at: int | None = None
         """Whether the first sync is done: from then on every new message is received."""
 
     # --- threads --------------------------------------------------------------------------------
@@ -210,14 +214,18 @@ class MatrixChannel(ChannelAdapter):
                     await self._first_sync()
                     self.synced = True
                     log.info("matrix: %s is receiving", self.user_id)
+                self._connected = True
                 await self._sync_once()
                 wait = RETRY_FIRST_S
             except asyncio.CancelledError:
+                self._connected = False
                 raise
             except MatrixLoginFailed as error:
+                self._connected = False
                 log.error("%s; the matrix channel receives nothing", error)
                 return
             except Exception as error:
+                self._connected = False
                 log_failure(log, error, f"matrix sync failed; trying again in {wait:g} s")
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, RETRY_MAX_S)
@@ -290,6 +298,7 @@ class MatrixChannel(ChannelAdapter):
         message = self._inbound(room_id, source) if kind == "m.room.message" else None
         if message is None or self._inbox is None:
             return
+        self._last_event_at = time.time_ns() // 1_000_000
         try:
             if await self._command(message):
                 return
@@ -298,6 +307,9 @@ class MatrixChannel(ChannelAdapter):
             raise
         except Exception as error:
             log_failure(log, error, f"matrix: message {message.message_id} in {room_id} failed")
+
+    def status(self) -> ChannelStatus:
+        return ChannelStatus(connected=self._connected, last_event_at=self._last_event_at)
 
     async def _command(self, message: InboundMessage) -> bool:
         """Answer ``/focus``, ``/unfocus`` or ``/subagents`` (the channel commands) in the room

@@ -33,6 +33,7 @@ import datetime as dt
 import hmac
 import logging
 import os
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,7 @@ from clawline.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelFeatures,
+    ChannelStatus,
     ConversationRef,
     DeliveryFailed,
     InboundMessage,
@@ -165,6 +167,8 @@ class TelegramChannel(ChannelAdapter):
         )
         self._ready_lock = asyncio.Lock()
         self._ready = False
+        self._connected = False
+        self._last_event_at: int | None = None
         self._inbox: ChannelInbox | None = None
         self._forums: set[str] = set()
         self._parts_sent: dict[int, tuple[int, str | None]] = {}
@@ -284,15 +288,24 @@ class TelegramChannel(ChannelAdapter):
                     offset=offset, timeout=self._poll_timeout, allowed_updates=ALLOWED_UPDATES
                 )
             except (TelegramError, OSError) as error:
+                self._connected = False
                 if isinstance(error, InvalidToken):
                     log.error("telegram: the bot token was refused")
                 await self._retrying("getUpdates", attempt, error)
                 attempt += 1
                 continue
+            self._connected = True
             attempt = 0
             for update in updates:
                 offset = update.update_id + 1
                 await self.handle_update(update)
+
+    def status(self) -> ChannelStatus:
+        polling = self._mode == "polling"
+        return ChannelStatus(
+            connected=self._connected if polling else self._ready,
+            last_event_at=self._last_event_at,
+        )
 
     async def aclose(self) -> None:
         for logger in self._filtered:
@@ -355,6 +368,7 @@ class TelegramChannel(ChannelAdapter):
         message = update.message
         if inbox is None or message is None:
             return
+        self._last_event_at = time.time_ns() // 1_000_000
         inbound = self.inbound(message)
         if inbound is None:
             return

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from clawline.channels.base import (
     BindingCapabilities,
     ChannelAdapter,
     ChannelFeatures,
+    ChannelStatus,
     DeliveryFailed,
     InboundMessage,
     SpawningError,
@@ -84,6 +86,10 @@ class WebhookChannel(ChannelAdapter):
         self._token = config.outbound_token(environment)
         self._inbound_token = config.inbound_secret(environment)
         self._client = httpx.AsyncClient(timeout=config.timeout_seconds, transport=transport)
+        self._last_event_at: int | None = None
+
+    def status(self) -> ChannelStatus:
+        return ChannelStatus(connected=None, last_event_at=self._last_event_at)
 
     def capabilities(self, account_id: str) -> BindingCapabilities:
         return UNAVAILABLE
@@ -114,6 +120,7 @@ class WebhookChannel(ChannelAdapter):
         expected = self._inbound_token
         if expected is None or not hmac.compare_digest(given.encode(), expected.encode()):
             raise WebhookUnauthorized("unauthorized: webhook token missing or wrong")
+        self._last_event_at = time.time_ns() // 1_000_000
         if not isinstance(body, Mapping):
             raise InboundRefused("inbound message: the body must be a JSON object")
         fields: dict[str, Any] = {}

@@ -2,10 +2,13 @@
 
 - ``channels list`` — every channel a gateway started with this configuration has: id, whether
   it has threads, its outbox depth (pending messages) per account.
+- ``channels status`` — asks the running gateway (``channels.status``): per channel and
+  account, whether it is connected, when it last received something, its outbox depth.
 - ``channels outbox [--status pending|delivered|failed] [--limit N] [--before ID]`` — the outbox,
   newest first: id, status, target, attempts, next attempt or delivery time, last error.
 
-Both read the store directly (like ``clawline devices``); ``--format json`` prints the rows.
+``list`` and ``outbox`` read the store directly (like ``clawline devices``); ``--format json``
+prints the rows.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from rich.table import Table
 
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
+from clawline.cli.gateway import call_gateway
 from clawline.cli.render import ago, dump_json, make_console, printable
 from clawline.cli.root import CliState, pass_state
 from clawline.records.outbox import OUTBOX_STATUSES, OutboxStatus
@@ -22,6 +26,7 @@ from clawline.store import Store, open_store
 from clawline.types import JSONObject
 
 OUTBOX_COLUMNS = ("ID", "STATUS", "TARGET", "KIND", "ATTEMPTS", "WHEN", "ERROR")
+STATUS_COLUMNS = ("CHANNEL", "ACCOUNT", "CONNECTED", "LAST EVENT", "OUTBOX")
 CHANNEL_COLUMNS = ("CHANNEL", "THREADS", "ACCOUNT", "OUTBOX")
 
 
@@ -84,6 +89,37 @@ def list_channels(state: CliState, output_format: str) -> None:
             "yes" if row["threads"] else "no",
             printable(str(row["accountId"])),
             str(row["outbox"]),
+        )
+    make_console().print(table)
+
+
+@channels.command("status")
+@click.option("--url", metavar="URL", help="Gateway URL (else CLAWLINE_GATEWAY_URL, config).")
+@click.option("--token", metavar="T", help="Gateway token (else CLAWLINE_GATEWAY_TOKEN, config).")
+@_FORMAT
+@pass_state
+def status(state: CliState, url: str | None, token: str | None, output_format: str) -> None:
+    """The running gateway's channels: connected, last event, outbox depth."""
+    payload = call_gateway(state, "channels.status", {}, url=url, token=token)
+    rows = payload.get("channels", []) if isinstance(payload, dict) else []
+    if output_format == "json":
+        click.echo(dump_json({"channels": rows}))
+        return
+    now = state.clock.now_ms()
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name in STATUS_COLUMNS:
+        table.add_column(name)
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        connected = row.get("connected")
+        last = row.get("lastEventAt")
+        table.add_row(
+            printable(str(row.get("channel"))),
+            printable(str(row.get("accountId"))),
+            "-" if connected is None else ("yes" if connected else "no"),
+            ago(last, now) if isinstance(last, int) else "-",
+            str(row.get("outbox", 0)),
         )
     make_console().print(table)
 

@@ -180,17 +180,31 @@ def call_method(
     timeout: float,
 ) -> None:
     """Call METHOD and print its payload as JSON."""
+    params = _parse_params(params_text)
+    payload = call_gateway(state, method, params, url=url, token=token, timeout=timeout)
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def call_gateway(
+    state: CliState,
+    method: str,
+    params: JSON,
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    timeout: float = 30.0,
+) -> JSON:
+    """One call to the gateway this state directory reaches; a refusal is a
+    :class:`CommandFailed` line."""
     from clawline.client.identity import load_or_create_identity
 
-    params = _parse_params(params_text)
     settings = state.settings
     target = resolve_gateway(settings, state.environment, url=url, token=token)
     device = load_or_create_identity(settings.state_dir)
     try:
-        payload = asyncio.run(_call(target, device, method, params, timeout))
+        return asyncio.run(_call(target, device, method, params, timeout))
     except ClientError as error:
         raise CommandFailed(f"{error.code} {error.message}") from None
-    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
 async def _call(

@@ -7,9 +7,17 @@ from clawline.gateway.registry import MethodRegistry
 
 
 def builtin_methods() -> MethodRegistry:
-    from clawline.gateway.methods import agent, chat, sessions, system, tasks, web
+    from clawline.gateway.methods import (
+        agent,
+        channel_status,
+        chat,
+        sessions,
+        system,
+        tasks,
+        web,
+    )
 
     registry = MethodRegistry()
-    for module in (system, sessions, chat, agent, tasks, web):
+    for module in (system, sessions, chat, agent, tasks, web, channel_status):
         registry.include(module.methods)
     return registry
