@@ -125,3 +125,27 @@ async def test_an_announce_result_is_posted_to_the_targets_channel(routed: Route
     )
     post = await routed.receiver.wait_for(lambda post: post.body["kind"] == "announce")
     assert (post.body["to"], post.body["text"]) == ("room-9", "the exchange is over")
+
+
+async def test_send_queues_an_explicit_message_once(routed: Routed) -> None:
+    params = {"channel": "webhook", "to": "gina", "message": "hello gina", "idempotencyKey": "k1"}
+    first = await routed.call("send", params)
+    assert first["status"] == "queued"
+    again = await routed.call("send", params)
+    assert again == {"status": "duplicate"}
+    post = await routed.receiver.wait_for(lambda post: post.body["to"] == "gina")
+    assert (post.body["text"], post.body["kind"], post.body["id"]) == (
+        "hello gina",
+        "send",
+        first["id"],
+    )
+    await eventually(lambda: len(routed.receiver.delivered) == 1)
+
+
+async def test_send_to_an_unknown_channel_is_refused(routed: Routed) -> None:
+    frame = await routed.client.call(
+        "send", {"channel": "sms", "to": "+1", "message": "x", "idempotencyKey": "k2"}
+    )
+    assert frame["ok"] is False
+    assert frame["error"]["message"] == "unknown channel: sms (configured: webhook)"
+    assert routed.gateway.runtime.store.outbox.page(None, None, 10) == []

@@ -9,7 +9,7 @@ from clawline.gateway.registry import MethodRegistry
 def builtin_methods() -> MethodRegistry:
     from clawline.gateway.methods import (
         agent,
-        channel_status,
+        channel_methods,
         chat,
         sessions,
         system,
@@ -18,6 +18,6 @@ def builtin_methods() -> MethodRegistry:
     )
 
     registry = MethodRegistry()
-    for module in (system, sessions, chat, agent, tasks, web, channel_status):
+    for module in (system, sessions, chat, agent, tasks, web, channel_methods):
         registry.include(module.methods)
     return registry
