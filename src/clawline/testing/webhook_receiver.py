@@ -60,6 +60,10 @@ class WebhookReceiver:
         """Answer the next POSTs with these statuses, one each, before 200 again."""
         self._answers.extend(statuses)
 
+    def answer_normally(self) -> None:
+        """Forget the statuses still scripted: answer 200 from now on."""
+        self._answers.clear()
+
     async def _receive(self, request: Request) -> JSONResponse:
         body = await request.json()
         headers = {name.lower(): value for name, value in request.headers.items()}
