@@ -7,8 +7,8 @@ Run from the repository root::
 A real Synapse on loopback (:mod:`clawline.testing.synapse`, SQLite), a gateway whose bot
 account syncs with it (``[channels.matrix]``, the offline model), and a human on a second
 Matrix client. The human creates the rooms and invites the bot; once it has joined them all,
-the human sends ``reply: r<room>-m<n>`` into every room, round-robin, as fast as the homeserver
-takes them, and reads the bot's answers back.
+the human sends ``reply: r<room>-m<n>`` into every room, ten rounds of one message per room
+sent at once, as fast as the homeserver takes them, and reads the bot's answers back.
 
 Measured, per message: inbound-to-delivered latency = the server timestamp of the bot's answer
 minus the server timestamp of the human's message (both stamped by the one homeserver, so no
@@ -91,11 +91,17 @@ async def bench(args: argparse.Namespace, work: Path) -> bool:
                 await eventually(joined, timeout=60, what="the bot joined")
             sent: dict[str, int] = {}
             started = time.monotonic()
+            # each round: one message into every room at once (the rooms are independent
+            # conversations, as many users writing at the same time would be)
             for n in range(args.per_room):
-                for index, room_id in enumerate(rooms):
-                    body = f"r{index}-m{n}"
-                    await human.send_text(room_id, f"reply: {body}")
-                    sent[body] = 0
+                bodies = [f"r{index}-m{n}" for index in range(len(rooms))]
+                await asyncio.gather(
+                    *(
+                        human.send_text(room_id, f"reply: {body}")
+                        for room_id, body in zip(rooms, bodies, strict=True)
+                    )
+                )
+                sent.update(dict.fromkeys(bodies, 0))
             total = len(sent)
             answers: dict[str, list[float]] = {}
             asked_at: dict[str, int] = {}
