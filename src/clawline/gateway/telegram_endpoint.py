@@ -19,12 +19,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from clawline.channels.inbox import InboundRefused
-from clawline.channels.telegram import (
-    SECRET_HEADER,
-    TELEGRAM,
-    TelegramChannel,
-    TelegramUnauthorized,
-)
 from clawline.gateway.webhook_endpoint import MAX_BODY_BYTES, read_body
 
 if TYPE_CHECKING:
@@ -37,6 +31,14 @@ def _refused(status: int, error: str) -> JSONResponse:
 
 def telegram_routes(channels: ChannelRegistry) -> list[Route]:
     async def receive(request: Request) -> JSONResponse:
+        # python-telegram-bot is the telegram extra: imported only when a request comes
+        from clawline.channels.telegram import (
+            SECRET_HEADER,
+            TELEGRAM,
+            TelegramChannel,
+            TelegramUnauthorized,
+        )
+
         adapter = channels.get(TELEGRAM)
         if not isinstance(adapter, TelegramChannel) or not adapter.accepts_webhook:
             return _refused(404, "the telegram channel does not take webhook updates here")
