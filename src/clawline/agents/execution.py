@@ -34,7 +34,7 @@ from clawline.agents.runner import RunContext, Runner, RunOutput
 from clawline.agents.steps import SILENT_TOKENS
 from clawline.agents.stream import RunStream
 from clawline.errors import SessionNotFound
-from clawline.events import DomainEvents, OutboxQueued, RunEnded, SessionChanged
+from clawline.events import DomainEvents, RunEnded, SessionChanged
 from clawline.records.outbox import OutboxItem
 from clawline.records.transcript import TranscriptEvent, message_json
 from clawline.sessions.catalog import Cause
@@ -299,22 +299,18 @@ class RunExecution:
             event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
             target = run.delivery
             if target is not None and text.strip() and text.strip() not in SILENT_TOKENS:
-                queued = work.tx.outbox.enqueue(
-                    [
-                        OutboxItem(
-                            target=target,
-                            text=text,
-                            kind="reply",
-                            dedupe_key=f"reply:{run.run_id}@{target.describe()}",
-                            created_at=event.ts,
-                            session_key=run.session_key,
-                            run_id=run.run_id,
-                            next_attempt_at=event.ts,
-                        )
-                    ]
+                work.queue_outbox(
+                    OutboxItem(
+                        target=target,
+                        text=text,
+                        kind="reply",
+                        dedupe_key=f"reply:{run.run_id}@{target.describe()}",
+                        created_at=event.ts,
+                        session_key=run.session_key,
+                        run_id=run.run_id,
+                        next_attempt_at=event.ts,
+                    )
                 )
-                if queued:
-                    work.tell(OutboxQueued(tuple(item.id for item in queued if item.id)))
         return event
 
     def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:

@@ -43,7 +43,6 @@ from clawline.agents.steps import (
 )
 from clawline.clock import wait_for
 from clawline.collab.sanitize import visible_text
-from clawline.events import OutboxQueued
 from clawline.records.outbox import OutboxItem, origin_target
 
 if TYPE_CHECKING:
@@ -214,21 +213,17 @@ def _store_announce(catalog: SessionCatalog, target_key: str, text: str) -> None
         target = origin_target(entry.extra)
         if target is None:
             return
-        queued = work.tx.outbox.enqueue(
-            [
-                OutboxItem(
-                    target=target,
-                    text=text,
-                    kind="announce",
-                    dedupe_key=f"announce:{entry.session_id}:{event.seq}@{target.describe()}",
-                    created_at=event.ts,
-                    session_key=entry.key,
-                    next_attempt_at=event.ts,
-                )
-            ]
+        work.queue_outbox(
+            OutboxItem(
+                target=target,
+                text=text,
+                kind="announce",
+                dedupe_key=f"announce:{entry.session_id}:{event.seq}@{target.describe()}",
+                created_at=event.ts,
+                session_key=entry.key,
+                next_attempt_at=event.ts,
+            )
         )
-        if queued:
-            work.tell(OutboxQueued(tuple(item.id for item in queued if item.id)))
 
 
 async def deliver_announce(

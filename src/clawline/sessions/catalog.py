@@ -21,7 +21,14 @@ from dataclasses import dataclass, replace
 from clawline import keys
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.errors import InvalidField, LineageCycle, LineageError, SessionNotFound
-from clawline.events import DomainEvent, DomainEvents, MessageAppended, SessionChanged
+from clawline.events import (
+    DomainEvent,
+    DomainEvents,
+    MessageAppended,
+    OutboxQueued,
+    SessionChanged,
+)
+from clawline.records.outbox import OutboxItem
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.changes import apply_changes, check_event
@@ -370,6 +377,15 @@ class CatalogTransaction:
     def tell(self, event: DomainEvent) -> None:
         """Publish ``event`` once (and only if) this transaction commits."""
         self.told.append(event)
+
+    def queue_outbox(self, item: OutboxItem) -> OutboxItem | None:
+        """Queue ``item`` in the channel outbox with this transaction's other writes, and wake
+        the delivery loop once it commits; ``None`` when its dedupe key was already queued."""
+        queued = self.tx.outbox.enqueue([item])
+        if not queued:
+            return None
+        self.tell(OutboxQueued(tuple(row.id for row in queued if row.id is not None)))
+        return queued[0]
 
     def patch(
         self,

@@ -14,7 +14,6 @@ queued to that conversation). A channel this gateway has no adapter for is refus
 
 from __future__ import annotations
 
-from clawline.events import OutboxQueued
 from clawline.gateway.frames import GatewayError
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
@@ -83,16 +82,14 @@ async def send(call: Call) -> JSON:
         next_attempt_at=now,
     )
 
-    def queue() -> list[OutboxItem]:
-        with gateway.store.transaction() as tx:
-            return tx.outbox.enqueue([item])
+    def queue() -> OutboxItem | None:
+        with gateway.catalog.transaction() as work:
+            return work.queue_outbox(item)
 
     queued = await gateway.workers.run(queue)
-    if not queued:
+    if queued is None:
         return {"status": "duplicate"}
-    item_id = queued[0].id
-    gateway.events.publish(OutboxQueued((item_id,) if item_id is not None else ()))
-    return {"id": item_id, "status": "queued"}
+    return {"id": queued.id, "status": "queued"}
 
 
 def _configured(call: Call) -> str:
