@@ -23,14 +23,12 @@ import asyncio
 import contextlib
 import inspect
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -44,6 +42,7 @@ from clawline.testing.fake_openai_wire import (
     openai_chunks,
     openai_completion,
 )
+from clawline.testing.loopback_server import LoopbackServer
 
 __all__ = ["FakeModelServer", "FakeReply", "FakeRequest", "FakeToolCall", "Script"]
 
@@ -82,8 +81,7 @@ class FakeModelServer:
         self.requests: list[FakeRequest] = []
         self._used = 0
         self.url = ""
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._server = LoopbackServer("fake model server")
 
     @property
     def openai_base_url(self) -> str:
@@ -142,27 +140,11 @@ class FakeModelServer:
 
     async def start(self, port: int = 0) -> str:
         """Serve on ``127.0.0.1:port`` (0: any free port) in this event loop; the base URL."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        config = uvicorn.Config(self.app(), lifespan="off", log_level="warning", access_log=False)
-        server = uvicorn.Server(config)
-        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-        self._server = server
-        self._task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            if self._task.done():
-                self._task.result()
-                raise RuntimeError("the fake model server stopped before it started")
-            await asyncio.sleep(0.005)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.url = await self._server.start(self.app(), port)
         return self.url
 
     async def stop(self) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = self._task = None
+        await self._server.stop()
 
     async def __aenter__(self) -> FakeModelServer:
         await self.start()

@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import socket
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -44,13 +43,13 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from clawline.errors import InvalidInput
+from clawline.testing.loopback_server import LoopbackServer
 
 __all__ = [
     "DEFAULT_TOKEN",
@@ -273,8 +272,7 @@ class FakeTelegram:
         self._poll_generation = 0
         self._closing = False
         self._changed = asyncio.Condition()
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._server = LoopbackServer("fake Telegram server")
         self._methods: dict[str, tuple[str, Handler]] = {
             name.lower(): (name, handler)
             for name, handler in {
@@ -426,20 +424,7 @@ class FakeTelegram:
 
     async def start(self, port: int = 0) -> str:
         """Serve on ``127.0.0.1:port`` (0: any free port) in this event loop; the server's URL."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        config = uvicorn.Config(self.app(), lifespan="off", log_level="warning", access_log=False)
-        server = uvicorn.Server(config)
-        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-        self._server = server
-        self._task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            if self._task.done():
-                self._task.result()
-                raise RuntimeError("the fake Telegram server stopped before it started")
-            await asyncio.sleep(0.005)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.url = await self._server.start(self.app(), port)
         return self.url
 
     async def stop(self) -> None:
@@ -448,10 +433,7 @@ class FakeTelegram:
             self._closing = True
             self._changed.notify_all()
         await self._stop_webhook_delivery()
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = self._task = None
+        await self._server.stop()
 
     async def __aenter__(self) -> FakeTelegram:
         await self.start()

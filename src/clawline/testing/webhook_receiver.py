@@ -16,18 +16,17 @@ receiver does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from clawline.testing.loopback_server import LoopbackServer
 
 __all__ = ["ReceivedPost", "WebhookReceiver"]
 
@@ -48,8 +47,7 @@ class WebhookReceiver:
     url: str = ""
     _answers: list[int] = field(default_factory=list)
     _keys: set[str] = field(default_factory=set)
-    _server: uvicorn.Server | None = None
-    _task: asyncio.Task[None] | None = None
+    _server: LoopbackServer = field(default_factory=lambda: LoopbackServer("webhook receiver"))
 
     @property
     def delivered(self) -> list[ReceivedPost]:
@@ -90,24 +88,9 @@ class WebhookReceiver:
             await asyncio.sleep(0.01)
 
     async def __aenter__(self) -> WebhookReceiver:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
         app = Starlette(routes=[Route("/hook", self._receive, methods=["POST"])])
-        config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
-        server = uvicorn.Server(config)
-        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-        self._server = server
-        self._task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:
-            if self._task.done():
-                self._task.result()
-                raise RuntimeError("the webhook receiver stopped before it started")
-            await asyncio.sleep(0.005)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/hook"
+        self.url = await self._server.start(app) + "/hook"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = self._task = None
+        await self._server.stop()
