@@ -26,7 +26,7 @@ ALLOWED: dict[str, str] = {
     "collab_schema.py": "the collaboration tables' schema of each backend",
     "idempotency_schema.py": "the run idempotency table's schema of each backend",
     "pairing_schema.py": "the device pairing table's schema of each backend",
-    "outbox_schema.py": "the channel outbox table's schema of each backend",
+    "channel_schema.py": "the channel tables' schema (outbox, cursors) of each backend",
     "collab.py": "the collaboration tables at each layer: records, store interface, each backend",
     "idempotency.py": "run idempotency at each layer: the record, the store interface, the "
     "agents' cache over it",

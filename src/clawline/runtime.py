@@ -216,7 +216,9 @@ class Runtime:
         # loop, woken by every commit that queued messages
         self.inbox = ChannelInbox(
             catalog=self.catalog,
+            store=store,
             workers=self.workers,
+            clock=clock,
             runs=self.runs,
             bindings=self.thread_bindings,
             config=settings.config,

@@ -76,6 +76,11 @@ def completion_event(task: str, status: str = "completed successfully") -> str:
         ("spawn: review the plan", ("sessions_spawn", {"task": "review the plan"})),
         ("spawn critic: find flaws", ("sessions_spawn", {"task": "find flaws", "label": "critic"})),
         (
+            "spawn thread scout: look around",
+            ("sessions_spawn", {"task": "look around", "thread": True, "label": "scout"}),
+        ),
+        ("spawn thread: look", ("sessions_spawn", {"task": "look", "thread": True})),
+        (
             "send critic: how is it going",
             ("sessions_send", {"label": "critic", "message": "how is it going"}),
         ),

@@ -111,8 +111,8 @@ async def test_a_childs_completion_is_answered_to_the_requesters_channel(routed:
         lambda: any("child result" in post.body["text"] for post in routed.receiver.delivered),
         timeout=20,
     )
-    kinds = [row.kind for row in runtime.store.outbox.page(None, None, 20)]
-    assert kinds.count("reply") >= 2  # the spawn turn's answer and the completion turn's
+    kinds = sorted(row.kind for row in runtime.store.outbox.page(None, None, 20))
+    assert kinds == ["completion", "reply"]  # the completion turn's answer, the spawn turn's
     assert all(post.body["to"] == "frank" for post in routed.receiver.delivered)
 
 

@@ -7,6 +7,7 @@ transaction id is one message. Without Synapse: the adapter is built only for a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +20,18 @@ from clawline.channels.matrix import MatrixChannel
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.channels.thread_bindings.planner import ThreadPlan, ThreadPlanner, bind_thread
+from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import ChannelsConfig, Settings, parse_config
 from clawline.gateway.options import GatewaySettings
 from clawline.records.outbox import OutboxItem, OutboxTarget
 from clawline.testing import eventually
+from clawline.testing.clock import FakeClock
 from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.matrix_reader import MatrixReader, ReceivedMessage, matrix_reader
 from clawline.testing.synapse import MatrixUser, Synapse, synapse_process
 
 CHILD = "agent:main:subagent:00000000-0000-4000-8000-00000000000c"
+MINUTE = 60_000
 BOT = "@bot:example.org"
 ROOM = "!room:example.org"
 
@@ -159,12 +163,18 @@ class Matrix:
         return self.gateway.runtime.store.outbox.page(None, None, 100)
 
 
-@pytest.fixture
-async def matrix(
-    tmp_path: Path, synapse: Synapse, users: tuple[MatrixUser, MatrixUser]
+@contextlib.asynccontextmanager
+async def matrix_gateway(
+    tmp_path: Path,
+    synapse: Synapse,
+    users: tuple[MatrixUser, MatrixUser],
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    thread_bindings: dict[str, Any] | None = None,
 ) -> AsyncIterator[Matrix]:
     bot, human = users
     raw = {
+        "agents": {"echoDelayMs": 0},
         "channels": {
             "matrix": {
                 "homeserver": synapse.url,
@@ -173,14 +183,17 @@ async def matrix(
                 # one device from its cache for two minutes, replaying the previous test's.
                 "password": bot.password,
                 "syncTimeoutMs": 5_000,
-                "threadBindings": {"spawnSubagentSessions": True},
+                "threadBindings": {"spawnSubagentSessions": True, **(thread_bindings or {})},
             }
-        }
+        },
     }
     settings = Settings(state_dir=tmp_path / "state", raw=raw)
     async with (
         running_gateway(
-            tmp_path / "state", settings=settings, gateway_settings=GatewaySettings(port=0)
+            tmp_path / "state",
+            settings=settings,
+            gateway_settings=GatewaySettings(port=0),
+            clock=clock,
         ) as gateway,
         matrix_reader(synapse.url, human) as reader,
     ):
@@ -188,6 +201,14 @@ async def matrix(
         assert isinstance(adapter, MatrixChannel)
         await eventually(lambda: adapter.synced, what="the bot's first sync")
         yield Matrix(gateway, adapter, reader, bot)
+
+
+@pytest.fixture
+async def matrix(
+    tmp_path: Path, synapse: Synapse, users: tuple[MatrixUser, MatrixUser]
+) -> AsyncIterator[Matrix]:
+    async with matrix_gateway(tmp_path, synapse, users) as opened:
+        yield opened
 
 
 @pytest.mark.matrix
@@ -332,3 +353,143 @@ async def test_focus_and_unfocus_in_a_room_and_activity_refreshes_the_binding(
     assert await say("/unfocus") == "Unfocused: agent:main:helper no longer answers here."
     assert await runtime.call(runtime.store.bindings.for_session, helper) == []
     assert await say("reply: own session again") == "own session again"
+
+
+def _new_from(matrix: Matrix, room_id: str, seen: set[str]) -> Any:
+    def matches(message: ReceivedMessage) -> bool:
+        return message.sender == matrix.bot.user_id and message.event_id not in seen
+
+    return matches
+
+
+async def _spawn_scout(matrix: Matrix, room_id: str, task: str) -> tuple[ReceivedMessage, str]:
+    """The human asks for a thread-bound child; the thread's root and the child's key."""
+    await matrix.human.send_text(room_id, f"spawn thread scout: {task}")
+    root = await matrix.human.wait_for_message(room_id, matrix.from_bot("🧵 scout"), timeout=15)
+    runtime = matrix.gateway.runtime
+    binding = await runtime.call(runtime.store.bindings.active, "matrix", "default", root.event_id)
+    assert binding is not None
+    assert (binding.placement, binding.parent_conversation_id) == ("child", room_id)
+    spawned = await matrix.human.wait_for_message(
+        room_id, matrix.from_bot("results: sessions_spawn accepted"), timeout=15
+    )
+    assert spawned.thread_root is None  # the parent's own answer, in the room
+    return root, binding.session_key
+
+
+async def _completion(matrix: Matrix, room_id: str) -> ReceivedMessage:
+    def is_ack(message: ReceivedMessage) -> bool:
+        return message.sender == matrix.bot.user_id and message.body.startswith("ack: ")
+
+    answer = await matrix.human.wait_for_message(room_id, is_ack, timeout=20)
+    await eventually(lambda: all(row.status == "delivered" for row in matrix.outbox()))
+    return answer
+
+
+@pytest.mark.matrix
+async def test_a_thread_spawn_opens_a_thread_that_talks_to_the_child_and_gets_its_completion(
+    matrix: Matrix,
+) -> None:
+    runtime = matrix.gateway.runtime
+    room_id = await matrix.room_with_bot()
+
+    root, child = await _spawn_scout(matrix, room_id, "reply: scouted")
+
+    assert child.startswith("agent:main:subagent:")
+    assert root.thread_root is None  # the root message lies in the room itself
+    completion = await _completion(matrix, room_id)
+    assert completion.body == "ack: scout completed successfully"
+    assert completion.thread_root == root.event_id  # the child's completion, in its thread
+    requester = f"agent:main:matrix:direct:{matrix.human.user_id}"
+    await eventually(lambda: all(row.status == "delivered" for row in matrix.outbox()))
+    [row] = [row for row in matrix.outbox() if row.kind == "completion"]
+    assert (row.session_key, row.target.to, row.target.thread_id) == (
+        requester,
+        room_id,
+        root.event_id,
+    )
+
+    [before] = await runtime.call(runtime.store.bindings.for_session, child)
+    seen = {m.event_id for m in matrix.human.messages(room_id)}
+    await matrix.human.send_text(room_id, "reply: in the thread", thread_root=root.event_id)
+    answer = await matrix.human.wait_for_message(
+        room_id, _new_from(matrix, room_id, seen), timeout=15
+    )
+    assert (answer.body, answer.thread_root) == ("in the thread", root.event_id)
+    await eventually(lambda: all(row.status == "delivered" for row in matrix.outbox()))
+    [reply] = [row for row in matrix.outbox() if row.text == "in the thread"]
+    assert reply.session_key == child
+    [after] = await runtime.call(runtime.store.bindings.for_session, child)
+    assert after.last_activity_at > before.last_activity_at
+    # one completion in the whole room, nothing in it twice
+    bodies = [m.body for m in matrix.human.messages(room_id) if m.sender == matrix.bot.user_id]
+    assert bodies.count("ack: scout completed successfully") == 1
+
+
+@pytest.mark.matrix
+async def test_a_thread_binding_expires_an_idle_time_after_its_last_message(
+    tmp_path: Path, synapse: Synapse, users: tuple[MatrixUser, MatrixUser]
+) -> None:
+    clock = FakeClock()
+    async with matrix_gateway(
+        tmp_path, synapse, users, clock=clock, thread_bindings={"idleHours": 1}
+    ) as matrix:
+        runtime = matrix.gateway.runtime
+        room_id = await matrix.room_with_bot()
+        root, child = await _spawn_scout(matrix, room_id, "reply: scouted")
+        await _completion(matrix, room_id)
+
+        async def ask(text: str) -> str:
+            """The session that answered ``text`` in the thread."""
+            seen = {m.event_id for m in matrix.human.messages(room_id)}
+            await matrix.human.send_text(room_id, f"reply: {text}", thread_root=root.event_id)
+            answer = await matrix.human.wait_for_message(
+                room_id, _new_from(matrix, room_id, seen), timeout=15
+            )
+            assert (answer.body, answer.thread_root) == (text, root.event_id)
+            await eventually(lambda: all(row.status == "delivered" for row in matrix.outbox()))
+            [row] = [row for row in matrix.outbox() if row.text == text]
+            assert row.session_key is not None
+            return row.session_key
+
+        clock.advance(50 * MINUTE)
+        assert await ask("at 50 minutes") == child
+        clock.advance(50 * MINUTE)  # 100 minutes after binding, 50 after its last message
+        assert await ask("at 100 minutes") == child
+        clock.advance(61 * MINUTE)  # past an idle hour: the sweeper ends it
+
+        async def unbound() -> bool:
+            return await runtime.call(runtime.store.bindings.for_session, child) == []
+
+        await eventually(unbound, what="the idle binding's end")
+        [ended] = await runtime.call(
+            lambda: runtime.store.bindings.for_session(child, active_only=False)
+        )
+        assert ended.unbind_reason == "idle-expired"
+        assert ended.unbound_at == ended.last_activity_at + 61 * MINUTE
+        own = f"agent:main:matrix:direct:{matrix.human.user_id}:thread:{root.event_id}"
+        assert await ask("after the expiry") == own.lower()  # the thread's own session
+
+
+@pytest.mark.matrix
+async def test_what_is_said_while_the_gateway_is_down_is_answered_after_its_restart(
+    tmp_path: Path, synapse: Synapse, users: tuple[MatrixUser, MatrixUser]
+) -> None:
+    async with matrix_gateway(tmp_path, synapse, users) as first:
+        room_id = await first.room_with_bot()
+        await first.human.send_text(room_id, "reply: before the stop")
+        await first.human.wait_for_message(room_id, first.from_bot("before the stop"), timeout=15)
+        runtime = first.gateway.runtime
+        saved = await runtime.call(runtime.store.channel_cursors.get, "matrix", "default")
+        assert saved is not None
+    async with matrix_reader(synapse.url, users[1]) as meanwhile:
+        await meanwhile.send_text(room_id, "reply: while it was down")
+
+    async with matrix_gateway(tmp_path, synapse, users) as second:
+        answer = await second.human.wait_for_message(
+            room_id, second.from_bot("while it was down"), timeout=15
+        )
+        assert answer.thread_root is None
+        await eventually(lambda: all(row.status == "delivered" for row in second.outbox()))
+        bodies = [m.body for m in second.human.messages(room_id) if m.sender == users[0].user_id]
+        assert bodies == ["before the stop", "while it was down"]  # nothing answered twice

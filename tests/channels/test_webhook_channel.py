@@ -103,6 +103,19 @@ async def test_429_then_500_then_success_is_delivered_once(webhook: Webhook) -> 
     assert row.attempts == 3
 
 
+async def test_a_person_gets_the_reply_without_the_models_scaffolding(webhook: Webhook) -> None:
+    raw = "<think>is it safe?</think>[Tool Call: read_file]\\nHere it is."
+    answer = await webhook.post(message(f"reply: {raw}", "scaffold"))
+    key = answer.json()["sessionKey"]
+    post = await webhook.receiver.wait_for(lambda post: post.body["sessionKey"] == key)
+    assert post.body["text"] == "Here it is."
+    store = webhook.gateway.runtime.store
+    entry = store.get(key)
+    assert entry is not None
+    *_, stored = store.events(entry.session_id)
+    assert "<think>is it safe?</think>" in str(stored.data)  # the transcript keeps it all
+
+
 async def test_a_receiver_that_refuses_for_good_fails_the_row_and_holds_up_no_one(
     webhook: Webhook,
 ) -> None:

@@ -390,3 +390,48 @@ async def test_two_gateways_on_one_store_deliver_a_row_once(make: MakeServices) 
         other.close()
     assert occurrences(services, [f"\nshared {n}\n" for n in range(3)]) == [1, 1, 1]
     assert all(inbox_row(services, plan.run_id).delivery_seq is not None for plan in plans)
+
+
+# --- a crash between the delivery and the requester's turn ----------------------------------
+
+
+async def test_a_delivery_whose_turn_a_crash_cut_off_gets_its_turn_at_the_next_start(
+    make: MakeServices, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    services = await make(clock=clock)
+    await requester(services, lastChannel="webhook", lastTo="ivy")
+    cut_off: list[str] = []
+
+    async def the_process_dies(
+        delivery: announce_module.Delivery, *, key: str | None = None
+    ) -> None:
+        cut_off.append(delivery.run_id)  # committed; the turn never starts
+
+    monkeypatch.setattr(services.announcer, "_start_turn", the_process_dies)
+    plan = await run_child(services, reply="step 3 failed")
+    await eventually(lambda: bool(cut_off))
+    row = inbox_row(services, plan.run_id)
+    assert row.delivered_at is not None
+    assert [message.get("role") for message in transcript(services, MAIN)] == ["user"]
+    monkeypatch.undo()
+    runner_of(services).script(MAIN, "Step 3 failed.")
+
+    await services.announcer.start()  # the next start
+    await quiesce(services)
+
+    messages = transcript(services, MAIN)
+    assert [(m.get("role"), text_of(m)) for m in messages] == [
+        ("user", row.payload["text"]),
+        ("assistant", "Step 3 failed."),
+    ]
+    [turn] = runner_of(services).calls_on(MAIN)
+    assert turn.run_id == f"{cut_off[0]}:resumed:{clock.now_ms()}"  # a fresh key
+    assert turn.message == row.payload["text"]
+    [queued] = services.store.outbox.page(None, None, 10)
+    assert (queued.kind, queued.text, queued.target.to) == ("completion", "Step 3 failed.", "ivy")
+
+    await services.announcer.start()  # and the one after: answered, nothing again
+    await quiesce(services)
+    assert len(runner_of(services).calls_on(MAIN)) == 1
+    assert len(services.store.outbox.page(None, None, 10)) == 1

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from clawline.channels import SubagentEnded
-from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS, DeliveryTarget
+from clawline.channels.thread_bindings.living import SWEEP_INTERVAL_MS, resolve_delivery_target
 from clawline.records.collab import ThreadBinding
+from clawline.records.outbox import OutboxTarget
 from clawline.runtime import Runtime
 from clawline.testing import eventually, settled
 from clawline.testing.channels import FakeChannel, threads_channel
@@ -29,6 +30,7 @@ async def _bind(
     max_age_ms: int = 0,
     channel: str = "forum",
     account: str = "acct",
+    parent: str | None = None,
 ) -> ThreadBinding:
     now = services.clock.now_ms()
     binding = ThreadBinding(
@@ -41,6 +43,7 @@ async def _bind(
         last_activity_at=now,
         idle_ms=idle_ms,
         max_age_ms=max_age_ms,
+        parent_conversation_id=parent,
     )
 
     def write() -> ThreadBinding:
@@ -253,16 +256,25 @@ async def test_unbind_deleted_session_hooks(make_services: MakeServices) -> None
 # --- completion delivery -------------------------------------------------------------------
 
 
+def _target(
+    services: Runtime,
+    origin: dict[str, JSON] | None = None,
+    requester: str | None = None,
+) -> OutboxTarget | None:
+    bindings = services.store.bindings.active_for_sessions([CHILD]).get(CHILD, [])
+    entry = None if requester is None else services.store.get(requester)
+    config = services.agents_config.thread_bindings
+    return resolve_delivery_target(bindings, entry, config, requester_origin=origin)
+
+
 async def test_delivery_prefers_the_bound_thread(make_services: MakeServices) -> None:
     services, _, _ = await _setup(make_services)
-    await _bind(services, "room-1/thread-1")
+    await _bind(services, "thread-1", parent="room-1")
     newest = await _bind(services, "web-conv", channel="webchat", account="default")
-    origin = {"channel": "forum", "to": "room-1", "accountId": "acct"}
-    target = await services.thread_bindings.delivery_target_for(CHILD, requester_origin=origin)
-    assert target is not None
-    assert target.to_json() == {"channel": "forum", "to": "room-1/thread-1", "accountId": "acct"}
-    anywhere = await services.thread_bindings.delivery_target_for(CHILD)
-    assert anywhere == DeliveryTarget("webchat", "web-conv", "default", binding_id=newest.id)
+    origin: dict[str, JSON] = {"channel": "forum", "to": "room-1", "accountId": "acct"}
+    assert _target(services, origin) == OutboxTarget("forum", "acct", "room-1", "thread-1")
+    assert _target(services) == newest.target() == OutboxTarget("webchat", "default", "web-conv")
+    assert services.store.bindings.active_for_sessions([CHILD, "agent:main:none"]).keys() == {CHILD}
 
 
 async def test_delivery_without_binding_uses_the_origin(make_services: MakeServices) -> None:
@@ -273,8 +285,7 @@ async def test_delivery_without_binding_uses_the_origin(make_services: MakeServi
         "accountId": "acct",
         "threadId": 7,
     }
-    target = await services.thread_bindings.delivery_target_for(CHILD, requester_origin=origin)
-    assert target == DeliveryTarget("forum", "room-1", "acct", "7")
+    assert _target(services, origin) == OutboxTarget("forum", "acct", "room-1", "7")
 
 
 async def test_channel_only_origin_is_completed_from_the_requester(
@@ -290,36 +301,25 @@ async def test_channel_only_origin_is_completed_from_the_requester(
         lastAccountId="acct",
         lastThreadId="t-1",
     )
-    target = await services.thread_bindings.delivery_target_for(
-        CHILD, requester_origin={"channel": "forum"}, requester_session_key=REQUESTER
-    )
-    assert target is not None
-    assert target.to_json() == {
-        "channel": "forum",
-        "to": "room-5",
-        "accountId": "acct",
-        "threadId": "t-1",
-    }
-    other = await services.thread_bindings.delivery_target_for(
-        CHILD, requester_origin={"channel": "sms"}, requester_session_key=REQUESTER
-    )
-    assert other == DeliveryTarget("sms", None, None)
+    target = _target(services, {"channel": "forum"}, REQUESTER)
+    assert target == OutboxTarget("forum", "acct", "room-5", "t-1")
+    assert _target(services, {"channel": "sms"}, REQUESTER) is None  # nowhere to send it
 
 
 async def test_no_origin_uses_the_requester_context(make_services: MakeServices) -> None:
     services, _, _ = await _setup(make_services)
     await services.call(make_requester, services, REQUESTER)
-    target = await services.thread_bindings.delivery_target_for(
-        CHILD, requester_session_key=REQUESTER
+    assert _target(services, requester=REQUESTER) is None  # the web chat reads it itself
+    await services.call(
+        make_requester, services, "agent:main:talker", lastChannel="forum", lastTo="room-9"
     )
-    assert target == DeliveryTarget("webchat", REQUESTER, "default")
-    assert await services.thread_bindings.delivery_target_for(CHILD) is None
+    assert _target(services, requester="agent:main:talker") == OutboxTarget(
+        "forum", "default", "room-9"
+    )
+    assert _target(services) is None
     cron = "agent:main:cron:nightly"
     await services.call(make_requester, services, cron)
-    assert (
-        await services.thread_bindings.delivery_target_for(CHILD, requester_session_key=cron)
-        is None
-    )
+    assert _target(services, requester=cron) is None
 
 
 @pytest.mark.parametrize("reason", ["idle-expired", "max-age-expired"])

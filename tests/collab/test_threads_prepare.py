@@ -290,7 +290,12 @@ async def test_binding_commits_with_the_spawn_transaction(make_services: MakeSer
     plan = await _subagent(services)
     assert isinstance(plan, ThreadPlan)
     assert (plan.channel, plan.conversation_id, plan.placement) == ("webchat", CHILD, "child")
-    assert plan.delivery_context() == {"channel": "webchat", "to": CHILD, "accountId": "default"}
+    assert plan.delivery_context() == {  # the child's thread inside the requester's chat
+        "channel": "webchat",
+        "to": REQUESTER,
+        "accountId": "default",
+        "threadId": CHILD,
+    }
     with pytest.raises(RuntimeError):
         await services.call(_spawn_with_binding, services, plan, True)
     assert services.store.get(CHILD) is None

@@ -47,6 +47,7 @@ TABLES = (
     "run_idempotency",
     "device_pairings",
     "channel_outbox",
+    "channel_cursors",
 )
 _DATA_TABLES = (
     "transcript_events",
@@ -61,6 +62,7 @@ _DATA_TABLES = (
     "run_idempotency",
     "device_pairings",
     "channel_outbox",
+    "channel_cursors",
 )
 
 

@@ -205,8 +205,10 @@ def test_first_open_from_many_threads(
     stores = list(pool.map(lambda _: backend.open(location), range(4)))
     names = backend.rows("SELECT name FROM clawline_migrations ORDER BY name", location)
     assert [row[0] for row in names] == [
+        "add_binding_parent_conversation",
         "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_channel_cursors",
         "create_channel_outbox",
         "create_device_pairings",
         "create_meta",

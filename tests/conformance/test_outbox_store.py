@@ -118,3 +118,28 @@ def test_postponing_moves_the_due_time_without_counting_an_attempt(store: Store)
     moved = store.outbox.get(row.id)
     assert moved is not None
     assert (moved.next_attempt_at, moved.attempts, moved.status) == (7_000, 0, "pending")
+
+
+def test_a_channel_cursor_is_kept_per_account_and_replaced(store: Store) -> None:
+    assert store.channel_cursors.get("matrix", "default") is None
+    with store.transaction() as tx:
+        tx.channel_cursors.save("matrix", "default", "s1_2", 1_000)
+        tx.channel_cursors.save("matrix", "other", "s9", 1_000)
+    with store.transaction() as tx:
+        tx.channel_cursors.save("matrix", "default", "s3_4", 2_000)
+    assert store.channel_cursors.get("matrix", "default") == "s3_4"
+    assert store.channel_cursors.get("matrix", "other") == "s9"
+    assert store.channel_cursors.get("telegram", "default") is None
+
+
+def test_a_channel_cursor_rolled_back_is_not_kept(store: Store) -> None:
+    class Failed(Exception):
+        pass
+
+    try:
+        with store.transaction() as tx:
+            tx.channel_cursors.save("matrix", "default", "lost", 1_000)
+            raise Failed
+    except Failed:
+        pass
+    assert store.channel_cursors.get("matrix", "default") is None

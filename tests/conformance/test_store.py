@@ -24,8 +24,10 @@ def test_backend_name(backend: Backend, store: Store) -> None:
 def test_migrations_are_recorded_once(backend: Backend) -> None:
     names = [row[0] for row in backend.rows("SELECT name FROM clawline_migrations ORDER BY name")]
     assert names == [
+        "add_binding_parent_conversation",
         "add_subagent_spawn_keys",
         "create_announce_inbox",
+        "create_channel_cursors",
         "create_channel_outbox",
         "create_device_pairings",
         "create_meta",

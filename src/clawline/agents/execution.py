@@ -31,6 +31,7 @@ from clawline.agents.messages import MESSAGE_EVENT, assistant_message
 from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
 from clawline.agents.run_keys import RunKeys
 from clawline.agents.runner import RunContext, Runner, RunOutput
+from clawline.agents.scaffolding import visible_text
 from clawline.agents.steps import SILENT_TOKENS
 from clawline.agents.stream import RunStream
 from clawline.errors import SessionNotFound
@@ -298,13 +299,14 @@ class RunExecution:
         with self._catalog.transaction() as work:
             event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
             target = run.delivery
-            if target is not None and text.strip() and text.strip() not in SILENT_TOKENS:
+            shown = visible_text(text)  # a person reads it: no thinking, no tool-call markup
+            if target is not None and shown and shown not in SILENT_TOKENS:
                 work.queue_outbox(
                     OutboxItem(
                         target=target,
-                        text=text,
-                        kind="reply",
-                        dedupe_key=f"reply:{run.run_id}@{target.describe()}",
+                        text=shown,
+                        kind=run.delivery_kind,
+                        dedupe_key=f"{run.delivery_kind}:{run.run_id}@{target.describe()}",
                         created_at=event.ts,
                         session_key=run.session_key,
                         run_id=run.run_id,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from clawline.errors import Unavailable
-from clawline.records.outbox import OutboxTarget
+from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.types import JSON, JSONObject, SessionStatus
 
 Origin: TypeAlias = Literal["chat", "agent"]
@@ -135,6 +135,9 @@ class Run:
     delivery: OutboxTarget | None = None
     """Where the reply goes besides the transcript (a channel conversation): the final
     assistant message is queued in the channel outbox in the transaction that stores it."""
+    delivery_kind: OutboxKind = "reply"
+    """What the queued reply is: ``reply``, or ``completion`` for a requester's answer to its
+    children's completions."""
     thinking: str | None = None
     bypass_queue: bool = False
     """Runs on the session's nested lane: it does not wait behind the session's other runs

@@ -79,7 +79,7 @@ from clawline.clock import wait_for
 from clawline.config import AgentsConfig, AgentsSection, effective_timeout_ms
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
-from clawline.records.outbox import OutboxTarget
+from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import Cause
 from clawline.types import JSONObject
@@ -223,6 +223,7 @@ class RunManager:
         lane: str | None = None,
         deliver: bool = False,
         delivery: OutboxTarget | None = None,
+        delivery_kind: OutboxKind = "reply",
         attachments: Sequence[Mapping[str, object]] | None = None,
         thinking: str | None = None,
         bypass_queue: bool = False,
@@ -264,6 +265,7 @@ class RunManager:
             lane=lane,
             deliver=deliver,
             delivery=delivery,
+            delivery_kind=delivery_kind,
             thinking=thinking,
             bypass_queue=bypass_queue,
             message_seq=existing_message_seq,

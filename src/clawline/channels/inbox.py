@@ -11,6 +11,10 @@ Routing (docs/channels.md), first that applies:
    ``agent:<agentId>:<channel>:group:<chat>`` for a room or group, with ``:thread:<threadId>``
    inside a thread; the agent is the first matching ``[[bindings]]`` entry, else the default.
 
+An adapter whose channel streams its inbound messages keeps its read position through the inbox
+(:meth:`ChannelInbox.position`, :meth:`ChannelInbox.save_position`): a Matrix sync token, so a
+gateway started again reads what was said while it was down.
+
 The session remembers the message's origin (``lastChannel``, ``lastTo``, ``lastAccountId``,
 ``lastThreadId``), and the run is sent with that conversation as its delivery target: its reply is
 queued in the channel outbox in the transaction that stores it. The channel's message id is the
@@ -32,8 +36,10 @@ if TYPE_CHECKING:
     from clawline.agents.run_manager import RunManager
     from clawline.channels.commands import ChannelCommands
     from clawline.channels.thread_bindings.living import ThreadBindings
+    from clawline.clock import Clock
     from clawline.config import ClawlineConfig
     from clawline.sessions.catalog import SessionCatalog
+    from clawline.store.base import Store
     from clawline.store.workers import StoreWorkers
 
 log = logging.getLogger("clawline.channels.inbox")
@@ -85,7 +91,9 @@ class ChannelInbox:
         self,
         *,
         catalog: SessionCatalog,
+        store: Store,
         workers: StoreWorkers,
+        clock: Clock,
         runs: RunManager,
         bindings: ThreadBindings,
         config: ClawlineConfig,
@@ -95,7 +103,9 @@ class ChannelInbox:
         """The channel commands (``/focus``, ``/unfocus``, ``/subagents``) adapters run
         (:mod:`clawline.channels.commands`); ``None`` where none are offered."""
         self._catalog = catalog
+        self._store = store
         self._workers = workers
+        self._clock = clock
         self._runs = runs
         self._bindings = bindings
         self._config = config
@@ -130,3 +140,18 @@ class ChannelInbox:
         )
         log.debug("inbound %s → %s (%s)", target.describe(), session_key, ack.status)
         return Routed(session_key, ack.run_id, ack.status, bound=bound_key is not None)
+
+    async def position(self, channel: str, account_id: str) -> str | None:
+        """Where the account's inbound stream was read to (:meth:`save_position`), ``None``
+        before it was first saved."""
+        return await self._workers.run(self._store.channel_cursors.get, channel, account_id)
+
+    async def save_position(self, channel: str, account_id: str, position: str) -> None:
+        """Keep how far the account's inbound stream was read, once what came before
+        ``position`` has been received: the next start reads on from there (what it reads
+        twice runs once, by its message ids)."""
+        await self._workers.run(self._save_position, channel, account_id, position)
+
+    def _save_position(self, channel: str, account_id: str, position: str) -> None:
+        with self._store.transaction() as tx:
+            tx.channel_cursors.save(channel, account_id, position, self._clock.now_ms())

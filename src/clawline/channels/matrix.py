@@ -2,9 +2,13 @@
 ``matrix`` extra) — a channel with threads (docs/channels.md, "Matrix").
 
 - **lifecycle**: :meth:`MatrixChannel.start` spawns the sync loop in the runtime's background
-  task group. The loop logs in (a password login; an access token needs none), makes one sync
-  whose events it skips — the rooms' history, and the invites waiting, which it joins — then
-  long-polls the homeserver (``syncTimeoutMs``) for what is new. :meth:`MatrixChannel.aclose`
+  task group. The loop logs in (a password login; an access token needs none); on the very
+  first start it makes one sync whose events it skips — the rooms' history, and the invites
+  waiting, which it joins — then long-polls the homeserver (``syncTimeoutMs``) for what is new.
+  After each sync whose events were all received it saves the sync token in the store
+  (:meth:`~clawline.channels.inbox.ChannelInbox.save_position`), and a later start reads on
+  from it: what was said while the gateway was down is answered, what it reads twice runs
+  once (the event id is the run's idempotency key). :meth:`MatrixChannel.aclose`
   closes the client once the runtime's stop has cancelled the loop.
 - **inbound**: every new ``m.room.message`` of ``msgtype`` ``m.text`` from someone else (edits
   and the bot's own messages are skipped) becomes an
@@ -42,6 +46,7 @@ from nio import (
     AsyncClient,
     AsyncClientConfig,
     ErrorResponse,
+    JoinedRoomsResponse,
     JoinResponse,
     LoginResponse,
     RoomSendResponse,
@@ -239,10 +244,25 @@ class MatrixChannel(ChannelAdapter):
         return answer
 
     async def _first_sync(self) -> None:
-        """Skip what happened before the start (history); join the invites waiting."""
+        """Read on from where the last run of the gateway stopped reading (the saved sync
+        token); without one, skip the history and join the invites waiting."""
+        saved = await self._inbox.position(self.id, self.account_id) if self._inbox else None
+        if saved is not None:
+            rooms = await self._client.joined_rooms()
+            if not isinstance(rooms, JoinedRoomsResponse):
+                raise Unavailable(f"matrix joined rooms: {rooms}")
+            self._joined.update(rooms.rooms)
+            self._client.next_batch = saved
+            log.info("matrix: reading on from the last position saved")
+            return
         answer = await self._sync(0, FIRST_SYNC_FILTER)
         self._joined.update(answer.rooms.join)
         await self._join_invites(answer)
+        await self._save_position(answer)
+
+    async def _save_position(self, answer: SyncResponse) -> None:
+        if self._inbox is not None and answer.next_batch:
+            await self._inbox.save_position(self.id, self.account_id, answer.next_batch)
 
     async def _sync_once(self) -> None:
         answer = await self._sync(self._sync_timeout_ms, SYNC_FILTER)
@@ -259,6 +279,7 @@ class MatrixChannel(ChannelAdapter):
                 log.warning("matrix: %s had more new events than one sync reads", room_id)
             for source in sources:
                 await self._on_event(room_id, source)
+        await self._save_position(answer)  # all of it received: a restart reads on from here
 
     def _after_own_join(self, sources: list[Mapping[str, Any]]) -> int:
         """The index after the bot's own join in a newly joined room's timeline (0: none)."""

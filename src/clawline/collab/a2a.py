@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message
 from clawline.agents.run import RunOutcome
+from clawline.agents.scaffolding import visible_text
 from clawline.agents.steps import (
     A2A_CONTEXT_PREFIX,
     ANNOUNCE_SKIP,
@@ -42,7 +43,6 @@ from clawline.agents.steps import (
     is_token,
 )
 from clawline.clock import wait_for
-from clawline.collab.sanitize import visible_text
 from clawline.records.outbox import OutboxItem, origin_target
 
 if TYPE_CHECKING:

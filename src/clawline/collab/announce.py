@@ -12,7 +12,14 @@ rows when the requester is **idle** (no queued or running run):
    message's seq) and their tasks ``deliveryStatus: delivered``. A row is appended iff it is
    marked, in the same commit; rows another dispatcher marked first abort the transaction.
 2. then the requester's turn starts on that message (``RunManager.send(...,
-   existing_message_seq=…)``, lane ``subagent`` for a sub-agent requester).
+   existing_message_seq=…)``, lane ``subagent`` for a sub-agent requester). A top-level
+   requester's answer is queued for a channel: the child's bound thread first, else the
+   requester's origin (:func:`~clawline.channels.thread_bindings.living.resolve_delivery_target`);
+   one delivery carries only rows with one target.
+
+A crash (or a stop) between the two leaves a delivered message no answer follows: at start-up,
+every delivery of the last :data:`ANNOUNCE_GIVE_UP_MS` with no assistant message after it in
+the requester's transcript gets its turn again, so the answer still reaches the channel.
 
 When it is tried: right after a completion is written; when a run of a waiting requester ends
 (:meth:`Announcer.run_ended`, which the runtime registers as a run-end hook); every
@@ -44,9 +51,10 @@ from typing import TYPE_CHECKING
 from clawline import keys
 from clawline.agents.messages import MESSAGE_EVENT, user_message
 from clawline.agents.run import Run, RunOutcome
+from clawline.channels.thread_bindings.living import resolve_delivery_target
 from clawline.errors import ClawlineError, Conflict
 from clawline.records.collab import InboxItem
-from clawline.records.outbox import origin_target
+from clawline.records.outbox import OutboxTarget
 from clawline.records.session import SessionEntry
 from clawline.records.task import TaskNotFound
 from clawline.records.transcript import TranscriptEvent
@@ -74,6 +82,10 @@ ANNOUNCE_QUEUE_AFTER_MS = 5 * 60_000
 ANNOUNCE_GIVE_UP_MS = 30 * 60_000
 """OpenClaw's hard announce expiry (30 min): rows that still fail to deliver are retired."""
 ANNOUNCE_RETRY_DELAYS_MS = (1_000, 2_000, 4_000, 8_000)
+RESUME_LIMIT = 10_000
+"""The most delivered rows start-up looks at for deliveries no answer followed."""
+RESUME_LOOK = 50
+"""Transcript events read after such a delivery to find the requester's answer."""
 """Waits after failed attempts (OpenClaw: 1-8 s); the last one repeats."""
 
 
@@ -89,6 +101,8 @@ class Delivery:
     run_id: str
     text: str
     entry: SessionEntry
+    target: OutboxTarget | None
+    """The channel conversation the requester's answer is queued for (``None``: none)."""
 
 
 @dataclass(slots=True)
@@ -238,6 +252,7 @@ class Announcer:
     def _append(
         self, work: CatalogTransaction, entry: SessionEntry, rows: Sequence[InboxItem], now: int
     ) -> Delivery:
+        target, rows = self._target(entry, rows)
         ids = [row.id for row in rows]
         run_id = f"announce:{ids[0]}-{ids[-1]}"
         text = "\n\n".join(_text(row) for row in rows)
@@ -261,7 +276,60 @@ class Announcer:
         if marked != sorted(ids):
             raise _Raced("another dispatcher marked some of the rows first")
         self._set_delivery(work, rows, "delivered")
-        return Delivery(entry.key, tuple(rows), event, run_id, text, entry)
+        return Delivery(entry.key, tuple(rows), event, run_id, text, entry, target)
+
+    def _target(
+        self, entry: SessionEntry, rows: Sequence[InboxItem]
+    ) -> tuple[OutboxTarget | None, Sequence[InboxItem]]:
+        """Where the requester's answer to ``rows`` goes, and the rows one turn answers.
+
+        OpenClaw's rule: the answer goes out to a channel when the requester has an external
+        one and is not itself a sub-agent — the child's bound thread first, else the
+        requester's origin. One turn answers one target: the rows stop before the first one
+        bound elsewhere."""
+        if (entry.spawn_depth or 0) >= 1:
+            return None, rows
+        bound = self._store.bindings.active_for_sessions([row.child_session_key for row in rows])
+        config = self._config.thread_bindings
+        targets = [
+            resolve_delivery_target(bound.get(row.child_session_key, ()), entry, config)
+            for row in rows
+        ]
+        same = next((i for i, t in enumerate(targets) if t != targets[0]), len(rows))
+        return targets[0], rows[:same]
+
+    def _unanswered(self, since: int) -> list[Delivery]:
+        """On the store thread: deliveries since ``since`` that no answer of the requester
+        follows in its transcript — a crash (or a stop) cut the requester's turn off after
+        the delivery committed."""
+        groups: dict[tuple[str, int], list[InboxItem]] = {}
+        for row in self._store.inbox.delivered_since(since, RESUME_LIMIT):
+            if row.delivery_seq is not None:
+                groups.setdefault((row.requester_session_key, row.delivery_seq), []).append(row)
+        found: list[Delivery] = []
+        for (requester, seq), rows in groups.items():
+            entry = self._store.get(requester)
+            if entry is None:
+                continue
+            events = self._store.events(entry.session_id, after_seq=seq - 1, limit=RESUME_LOOK)
+            if not events or events[0].seq != seq or any(_answers(e) for e in events[1:]):
+                continue
+            target, _ = self._target(entry, rows)
+            run_id = f"announce:{rows[0].id}-{rows[-1].id}"
+            text = "\n\n".join(_text(row) for row in rows)
+            found.append(Delivery(requester, tuple(rows), events[0], run_id, text, entry, target))
+        return found
+
+    async def _resume_unanswered(self) -> None:
+        now = self._clock.now_ms()
+        for delivery in await self._workers.run(self._unanswered, now - ANNOUNCE_GIVE_UP_MS):
+            log.info(
+                "announce: %s did not answer completions %s before the restart; asking again",
+                delivery.requester,
+                delivery.run_id,
+            )
+            # A fresh key: the cut-off turn's key holds its lost outcome.
+            await self._start_turn(delivery, key=f"{delivery.run_id}:resumed:{now}")
 
     def _orphaned(
         self, work: CatalogTransaction, requester: str, rows: Sequence[InboxItem], now: int
@@ -285,24 +353,23 @@ class Announcer:
             with contextlib.suppress(TaskNotFound):
                 self._task_registry.set_delivery(row.task_id, status, tx=work.tx)
 
-    async def _start_turn(self, delivery: Delivery) -> None:
+    async def _start_turn(self, delivery: Delivery, *, key: str | None = None) -> None:
         entry = delivery.entry
         subagent = (entry.spawn_depth or 0) >= 1
         prompt = await self._workers.run(self._requester_prompt, entry) if subagent else None
-        # OpenClaw's rule: the requester's answer goes out to its channel when it has an
-        # external one and is not itself a sub-agent.
-        target = None if subagent else origin_target(entry.extra)
+        target = delivery.target
         try:
             await self._runs.send(
                 session_key=delivery.requester,
                 message=delivery.text,
-                idempotency_key=delivery.run_id,
+                idempotency_key=key or delivery.run_id,
                 origin="agent",
                 lane="subagent" if subagent else None,
                 extra_system_prompt=prompt,
                 existing_message_seq=delivery.event.seq,
                 deliver=target is not None,
                 delivery=target,
+                delivery_kind="completion",
             )
         except ClawlineError as error:
             log.warning(
@@ -377,6 +444,7 @@ class Announcer:
         """Start-up (before the gateway serves): recovery, then every pending row. The runtime
         then runs :meth:`tick` every :data:`ANNOUNCE_TICK_MS` (its background task group)."""
         await self._recovery.recover()
+        await self._resume_unanswered()
         await self.tick()
 
     async def stop(self) -> None:
@@ -402,6 +470,10 @@ class Announcer:
 def _event(row: InboxItem) -> JSON:
     event = row.payload.get("event")
     return dict(event) if isinstance(event, Mapping) else {"type": "task_completion"}
+
+
+def _answers(event: TranscriptEvent) -> bool:
+    return event.type == MESSAGE_EVENT and event.data.get("role") == "assistant"
 
 
 def _text(row: InboxItem) -> str:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.scaffolding import visible_text
 from clawline.agents.steps import (
     ANNOUNCE_SKIP,
     COMPLETION_EVENT_MARKER,
@@ -46,7 +47,6 @@ from clawline.agents.steps import (
     NO_REPLY,
     is_token,
 )
-from clawline.collab.sanitize import visible_text
 from clawline.records.collab import InboxItem, SubagentRun, cap_result_text
 from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON, JSONObject

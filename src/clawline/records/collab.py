@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from clawline.records.outbox import OutboxTarget
 from clawline.types import JSON, EpochMs, JSONObject
 
 FROZEN_RESULT_MAX_BYTES = 100 * 1024
@@ -168,11 +169,22 @@ class ThreadBinding:
     max_age_ms: int = 0
     unbound_at: EpochMs | None = None
     unbind_reason: str | None = None
+    parent_conversation_id: str | None = None
+    """The room or chat a bound thread lies in, where the channel needs it to post there
+    (a Matrix thread is named by its root event; the room is needed to send into it)."""
     id: int | None = None
 
     @property
     def active(self) -> bool:
         return self.unbound_at is None
+
+    def target(self) -> OutboxTarget:
+        """Where a delivery to the bound conversation goes."""
+        if self.parent_conversation_id is not None:
+            return OutboxTarget(
+                self.channel, self.account_id, self.parent_conversation_id, self.conversation_id
+            )
+        return OutboxTarget(self.channel, self.account_id, self.conversation_id)
 
     def expiry(self) -> tuple[EpochMs, str] | None:
         """When the binding expires and why: the earlier of ``max(lastActivityAt, boundAt) +
@@ -205,4 +217,5 @@ class ThreadBinding:
             "expiresAt": None if expiry is None else expiry[0],
             "unboundAt": self.unbound_at,
             "unbindReason": self.unbind_reason,
+            "parentConversationId": self.parent_conversation_id,
         }

@@ -6,6 +6,7 @@ without limits), so expiry is one index range over active bindings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,6 +53,19 @@ class SqlBindingReads(_BindingSql, BindingReads):
             f"{_SELECT} WHERE session_key = ?{active} ORDER BY bound_at DESC, id DESC",
             [session_key],
         )
+
+    def active_for_sessions(self, session_keys: Sequence[str]) -> dict[str, list[ThreadBinding]]:
+        found: dict[str, list[ThreadBinding]] = {}
+        wanted = sorted(set(session_keys))
+        if not wanted:
+            return found
+        for binding in self._bindings(
+            f"{_SELECT} WHERE session_key IN ({self._d.marks(len(wanted))})"
+            " AND unbound_at IS NULL ORDER BY bound_at DESC, id DESC",
+            list(wanted),
+        ):
+            found.setdefault(binding.session_key, []).append(binding)
+        return found
 
     def expiring(self, before: int, limit: int) -> list[ThreadBinding]:
         return self._bindings(

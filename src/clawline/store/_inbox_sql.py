@@ -45,6 +45,12 @@ class SqlInboxReads(_InboxSql, InboxReads):
         )
         return [row[0] for row in rows]
 
+    def delivered_since(self, since: int, limit: int) -> list[InboxItem]:
+        return self._items(
+            f"{_SELECT} WHERE delivered_at >= ? AND delivery_seq IS NOT NULL ORDER BY id LIMIT ?",
+            [since, limit],
+        )
+
 
 class SqlInboxWrites(_InboxSql, InboxWrites):
     def add(

@@ -25,6 +25,7 @@ from clawline.store.cursor import Position
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:  # collab imports this module
+    from clawline.store.channel_cursors import ChannelCursorReads, ChannelCursorWrites
     from clawline.store.collab import (
         BindingReads,
         BindingWrites,
@@ -141,6 +142,9 @@ class StoreTransaction(abc.ABC):
     """Device pairings (:mod:`clawline.store.pairing`)."""
     outbox: OutboxWrites
     """The channel outbox (:mod:`clawline.store.outbox`)."""
+    channel_cursors: ChannelCursorWrites
+    """How far each channel account's inbound stream was read
+    (:mod:`clawline.store.channel_cursors`)."""
 
     _committed: list[Callable[[], None]] | None = None
 
@@ -225,6 +229,9 @@ class Store(abc.ABC):
     """Device pairings (:mod:`clawline.store.pairing`)."""
     outbox: OutboxReads
     """The channel outbox (:mod:`clawline.store.outbox`)."""
+    channel_cursors: ChannelCursorReads
+    """How far each channel account's inbound stream was read
+    (:mod:`clawline.store.channel_cursors`)."""
 
     @property
     @abc.abstractmethod

@@ -223,6 +223,11 @@ class InboxReads(abc.ABC):
     def requesters_with_pending(self) -> list[str]:
         """Requesters with undelivered rows, the one waiting longest first."""
 
+    @abc.abstractmethod
+    def delivered_since(self, since: int, limit: int) -> list[InboxItem]:
+        """Rows delivered into a transcript (``delivery_seq`` set) at or after ``since``, in
+        ``id`` order, at most ``limit``."""
+
 
 class InboxWrites(abc.ABC):
     """``tx.inbox``."""
@@ -278,6 +283,10 @@ class BindingReads(abc.ABC):
     @abc.abstractmethod
     def for_session(self, session_key: str, *, active_only: bool = True) -> list[ThreadBinding]:
         """Bindings of a session, newest first."""
+
+    @abc.abstractmethod
+    def active_for_sessions(self, session_keys: Sequence[str]) -> dict[str, list[ThreadBinding]]:
+        """The active bindings of each of ``session_keys`` that has any, newest first."""
 
     @abc.abstractmethod
     def expiring(self, before: int, limit: int) -> list[ThreadBinding]:

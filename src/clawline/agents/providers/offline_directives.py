@@ -4,6 +4,8 @@
 ``spawn: <task>``           ``sessions_spawn {task}``
 ``spawn <label>: <task>``   ``sessions_spawn {task, label}``
 ``spawn <n> x: <task>``     ``n`` spawns in waves (:class:`Wave`)
+``spawn thread <l>: <t>``   ``sessions_spawn {task, label, thread: true}``: a
+                            thread-bound session (``spawn thread: <t>`` unlabelled)
 ``send <label>: <text>``    ``sessions_send {label, message}`` (a target containing
                             ``:`` is a ``sessionKey``)
 ``write <path>: <text>``    ``write_file {path, content}``
@@ -30,6 +32,7 @@ SPAWN_TOOL = "sessions_spawn"
 
 _WAVE = re.compile(r"spawn\s+(\d+)\s*x\s*:\s*(.+)")
 _SPAWN = re.compile(r"spawn\s*:\s*(.+)")
+_SPAWN_THREAD = re.compile(r"spawn\s+thread(?:\s+([^\s:]+))?\s*:\s*(.+)")
 _SPAWN_LABELLED = re.compile(r"spawn\s+([^\s:]+)\s*:\s*(.+)")
 _SEND = re.compile(r"send\s+(\S+):\s+(.+)")
 _WRITE = re.compile(r"write\s+(\S+?)\s*:\s?(.*)")
@@ -74,6 +77,11 @@ class Directives:
 
 
 def _tool(line: str) -> ToolDirective | None:
+    if match := _SPAWN_THREAD.fullmatch(line):
+        arguments: JSONObject = {"task": _text(match[2]), "thread": True}
+        if match[1]:
+            arguments["label"] = match[1]
+        return ToolDirective(SPAWN_TOOL, arguments)
     if match := _SPAWN.fullmatch(line):
         return ToolDirective(SPAWN_TOOL, {"task": _text(match[1])})
     if match := _SPAWN_LABELLED.fullmatch(line):

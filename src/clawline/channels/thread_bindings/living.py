@@ -6,9 +6,9 @@ registry and the parsed ``threadBindings`` settings:
 
 - :meth:`~ThreadBindings.route_inbound`: a message in a bound conversation goes to the bound
   session (and counts as activity); an expired binding found on the way is ended instead.
-- :meth:`~ThreadBindings.delivery_target_for`: where a session's completion goes — its bound
-  conversation first, else the requester's origin, a channel-only origin completed from the
-  requester's ``lastChannel/lastTo/lastAccountId``.
+- :func:`resolve_delivery_target` (the announce dispatcher's rule, on the store thread): where a
+  session's completion goes — its bound conversation first, else the requester's origin, a
+  channel-only origin completed from the requester's ``lastChannel/lastTo/lastAccountId``.
 - :meth:`~ThreadBindings.unbind` (``/unfocus``), :meth:`~ThreadBindings.unbind_session`,
   :meth:`~ThreadBindings.unbind_deleted_session` (``sessions.delete``) and
   :meth:`~ThreadBindings.sweep` (idle / max-age expiry, every :data:`SWEEP_INTERVAL_MS` in
@@ -22,15 +22,15 @@ Its methods run on the event loop and do their store work on the store workers; 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from clawline import keys
 from clawline.channels.base import SubagentEnded
 from clawline.channels.thread_bindings.planner import requester_channel_context
 from clawline.records.collab import ThreadBinding
-from clawline.types import JSON, JSONObject
+from clawline.records.outbox import WEBCHAT_CHANNEL, OutboxTarget
+from clawline.types import JSON
 
 if TYPE_CHECKING:
     from clawline.channels.registry import ChannelRegistry
@@ -76,25 +76,6 @@ def _route_blocking(
 # --- completion delivery ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DeliveryTarget:
-    channel: str
-    to: str | None
-    account_id: str | None
-    thread_id: str | None = None
-    binding_id: int | None = None
-    """Set when the target is a bound conversation."""
-
-    def to_json(self) -> JSONObject:
-        out: JSONObject = {"channel": self.channel}
-        for name, value in (("to", self.to), ("accountId", self.account_id)):
-            if value is not None:
-                out[name] = value
-        if self.thread_id is not None:
-            out["threadId"] = self.thread_id
-        return out
-
-
 def _text(value: JSON | None) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -102,13 +83,21 @@ def _text(value: JSON | None) -> str | None:
 
 
 def resolve_delivery_target(
-    bindings: list[ThreadBinding],
-    requester_origin: Mapping[str, JSON] | None,
+    bindings: Sequence[ThreadBinding],
     requester: SessionEntry | None,
     config: ThreadBindingsConfig | None = None,
-) -> DeliveryTarget | None:
-    """The pure rule behind :meth:`ThreadBindings.delivery_target_for` (``bindings``: the
-    session's active bindings, newest first)."""
+    requester_origin: Mapping[str, JSON] | None = None,
+) -> OutboxTarget | None:
+    """Where a session's completion goes, as an outbox target (``None``: nowhere outside the
+    web chat, which reads transcripts itself).
+
+    1. The session's bound conversation (``bindings``: its active ones, newest first; the one
+       on the origin's channel and account if several, else the newest), in its thread;
+    2. else ``requester_origin`` (``{channel, to, accountId, threadId}``); an origin with a
+       channel but no ``to`` is completed from the requester's last route on that channel;
+    3. else the requester's own channel context (its ``deliveryContext``, else its
+       ``lastChannel/lastTo/lastAccountId/lastThreadId``).
+    """
     origin = requester_origin or {}
     origin_channel = (_text(origin.get("channel")) or "").lower() or None
     origin_account = _text(origin.get("accountId"))
@@ -121,24 +110,27 @@ def resolve_delivery_target(
             ),
             bindings[0],
         )
-        return DeliveryTarget(
-            channel=chosen.channel,
-            to=chosen.conversation_id,
-            account_id=chosen.account_id,
-            binding_id=chosen.id,
-        )
+        return chosen.target()
     context = requester_channel_context(requester, config)
     if origin_channel is None:
         if context is None:
-            return None
-        return DeliveryTarget(context.channel, context.to, context.account_id, context.thread_id)
+            return _outbox_target(None, None, None, None)
+        return _outbox_target(context.channel, context.account_id, context.to, context.thread_id)
     to = _text(origin.get("to"))
     thread = _text(origin.get("threadId"))
     if to is None and context is not None and context.channel == origin_channel:
         # A channel-only origin: complete it from the requester's last route.
         to, thread = context.to, thread or context.thread_id
         origin_account = origin_account or context.account_id
-    return DeliveryTarget(origin_channel, to, origin_account, thread)
+    return _outbox_target(origin_channel, origin_account, to, thread)
+
+
+def _outbox_target(
+    channel: str | None, account_id: str | None, to: str | None, thread_id: str | None
+) -> OutboxTarget | None:
+    if channel is None or channel == WEBCHAT_CHANNEL or to is None:
+        return None
+    return OutboxTarget(channel, account_id or "default", to, thread_id)
 
 
 # --- unbinding -------------------------------------------------------------------------------
@@ -256,31 +248,6 @@ class ThreadBindings:
         if expired is not None:
             await self.notify_ended([expired], expired.unbind_reason or "expired")
         return session_key
-
-    # --- completion delivery -----------------------------------------------------------------
-
-    async def delivery_target_for(
-        self,
-        session_key: str,
-        *,
-        requester_origin: Mapping[str, JSON] | None = None,
-        requester_session_key: str | None = None,
-    ) -> DeliveryTarget | None:
-        """Where ``session_key``'s completion (or reply) should be delivered.
-
-        1. Its active bound conversation (the one on the origin's channel and account if
-           several, else the newest);
-        2. else ``requester_origin`` (``{channel, to, accountId, threadId}``, e.g. the run
-           record's ``requesterOrigin``); an origin with a channel but no ``to`` is completed
-           from the requester's ``lastChannel/lastTo/lastAccountId/lastThreadId`` when they are
-           on the same channel;
-        3. else the requester's own channel context; ``None`` if there is none.
-        """
-        bindings = await self._workers.run(self._store.bindings.for_session, session_key)
-        requester = None
-        if not bindings and requester_session_key is not None:
-            requester = await self._workers.run(self._catalog.get, requester_session_key)
-        return resolve_delivery_target(bindings, requester_origin, requester, self._config)
 
     # --- unbinding ---------------------------------------------------------------------------
 

@@ -81,11 +81,18 @@ class ThreadPlan:
             last_activity_at=now,
             idle_ms=self.idle_ms,
             max_age_ms=self.max_age_ms,
+            parent_conversation_id=self.parent_conversation_id,
         )
 
     def delivery_context(self) -> JSONObject:
-        """The child's ``deliveryContext``: its output goes to the bound conversation."""
-        return {"channel": self.channel, "to": self.conversation_id, "accountId": self.account_id}
+        """The child's ``deliveryContext``: its output goes to the bound conversation (a
+        thread inside its parent conversation when there is one)."""
+        target = self.binding("", 0).target()
+        context: JSONObject = {"channel": self.channel, "to": target.to}
+        context["accountId"] = self.account_id
+        if target.thread_id is not None:
+            context["threadId"] = target.thread_id
+        return context
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
+from clawline.store._channel_cursors_sql import SqlChannelCursorReads, SqlChannelCursorWrites
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
@@ -48,19 +49,20 @@ def postgres_dialect(schema: str) -> Dialect:
 
 def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
     """Give ``store`` its read objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
     store.tasks = SqlTaskReads(fetch, dialect)
     store.runs = SqlRunReads(fetch, dialect)
     store.inbox = SqlInboxReads(fetch, dialect)
     store.bindings = SqlBindingReads(fetch, dialect)
     store.pairings = SqlPairingReads(fetch, dialect)
     store.outbox = SqlOutboxReads(fetch, dialect)
+    store.channel_cursors = SqlChannelCursorReads(fetch, dialect)
     store.idempotency = SqlIdempotencyReads(fetch, dialect)
 
 
 def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialect: Dialect) -> None:
     """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         cursor.execute(statement, params)
@@ -72,4 +74,5 @@ def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialec
     tx.bindings = SqlBindingWrites(execute, dialect)
     tx.pairings = SqlPairingWrites(execute, dialect)
     tx.outbox = SqlOutboxWrites(execute, dialect)
+    tx.channel_cursors = SqlChannelCursorWrites(execute, dialect)
     tx.idempotency = SqlIdempotencyWrites(execute, dialect)

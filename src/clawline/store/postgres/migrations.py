@@ -19,7 +19,9 @@ from psycopg.rows import TupleRow
 
 from clawline.errors import MigrationError
 from clawline.store.extension_index import extension_index_rows
+from clawline.store.postgres.channel_schema import create_channel_cursors, create_channel_outbox
 from clawline.store.postgres.collab_schema import (
+    add_binding_parent_conversation,
     add_subagent_spawn_keys,
     create_announce_inbox,
     create_subagent_runs,
@@ -27,7 +29,6 @@ from clawline.store.postgres.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.postgres.idempotency_schema import create_run_idempotency
-from clawline.store.postgres.outbox_schema import create_channel_outbox
 from clawline.store.postgres.pairing_schema import create_device_pairings
 
 Migration = Callable[[psycopg.Connection[TupleRow]], None]
@@ -185,6 +186,8 @@ MIGRATIONS: list[Migration] = [
     create_device_pairings,
     add_subagent_spawn_keys,
     create_channel_outbox,
+    add_binding_parent_conversation,
+    create_channel_cursors,
 ]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clawline.store._bindings_sql import SqlBindingReads, SqlBindingWrites
+from clawline.store._channel_cursors_sql import SqlChannelCursorReads, SqlChannelCursorWrites
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
@@ -34,19 +35,20 @@ SQLITE = Dialect(
 
 def attach_reads(store: Store, fetch: Execute) -> None:
     """Give ``store`` its read objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
     store.tasks = SqlTaskReads(fetch, SQLITE)
     store.runs = SqlRunReads(fetch, SQLITE)
     store.inbox = SqlInboxReads(fetch, SQLITE)
     store.bindings = SqlBindingReads(fetch, SQLITE)
     store.pairings = SqlPairingReads(fetch, SQLITE)
     store.outbox = SqlOutboxReads(fetch, SQLITE)
+    store.channel_cursors = SqlChannelCursorReads(fetch, SQLITE)
     store.idempotency = SqlIdempotencyReads(fetch, SQLITE)
 
 
 def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
     """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         return db.execute(statement, params).fetchall()
@@ -57,4 +59,5 @@ def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
     tx.bindings = SqlBindingWrites(execute, SQLITE)
     tx.pairings = SqlPairingWrites(execute, SQLITE)
     tx.outbox = SqlOutboxWrites(execute, SQLITE)
+    tx.channel_cursors = SqlChannelCursorWrites(execute, SQLITE)
     tx.idempotency = SqlIdempotencyWrites(execute, SQLITE)

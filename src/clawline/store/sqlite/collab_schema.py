@@ -189,3 +189,9 @@ def add_subagent_spawn_keys(db: sqlite3.Connection) -> None:
         "CREATE UNIQUE INDEX runs_by_spawn_key ON subagent_runs"
         " (requester_session_key, spawn_key) WHERE spawn_key IS NOT NULL",
     )
+
+
+def add_binding_parent_conversation(db: sqlite3.Connection) -> None:
+    # The room a bound thread lies in: a completion for a thread-bound child is posted into
+    # its thread, and a Matrix thread (its root event) cannot be posted to without its room.
+    _run(db, "ALTER TABLE thread_bindings ADD COLUMN parent_conversation_id TEXT")

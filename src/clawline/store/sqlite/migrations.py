@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 from clawline.errors import MigrationError
 from clawline.store.extension_index import extension_index_rows
+from clawline.store.sqlite.channel_schema import create_channel_cursors, create_channel_outbox
 from clawline.store.sqlite.collab_schema import (
+    add_binding_parent_conversation,
     add_subagent_spawn_keys,
     create_announce_inbox,
     create_subagent_runs,
@@ -21,7 +23,6 @@ from clawline.store.sqlite.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.sqlite.idempotency_schema import create_run_idempotency
-from clawline.store.sqlite.outbox_schema import create_channel_outbox
 from clawline.store.sqlite.pairing_schema import create_device_pairings
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -173,6 +174,8 @@ MIGRATIONS: list[Migration] = [
     create_device_pairings,
     add_subagent_spawn_keys,
     create_channel_outbox,
+    add_binding_parent_conversation,
+    create_channel_cursors,
 ]
 
 

@@ -1,4 +1,5 @@
-"""PostgreSQL migration of the channel outbox (appended to ``migrations.MIGRATIONS``)."""
+"""PostgreSQL migrations of the channel tables, the outbox and the cursors (appended to
+``migrations.MIGRATIONS``)."""
 
 from __future__ import annotations
 
@@ -34,4 +35,20 @@ def create_channel_outbox(db: psycopg.Connection[TupleRow]) -> None:
     )
     db.execute(
         "CREATE INDEX outbox_due ON channel_outbox (next_attempt_at, id) WHERE status = 'pending'"
+    )
+
+
+def create_channel_cursors(db: psycopg.Connection[TupleRow]) -> None:
+    # Where each channel account's inbound stream was read to (a Matrix sync token): a
+    # restarted gateway reads on from there instead of skipping what was said meanwhile.
+    db.execute(
+        """
+        CREATE TABLE channel_cursors (
+            channel TEXT COLLATE "C" NOT NULL,
+            account_id TEXT COLLATE "C" NOT NULL,
+            position TEXT COLLATE "C" NOT NULL,
+            updated_at BIGINT NOT NULL,
+            PRIMARY KEY (channel, account_id)
+        )
+        """
     )

@@ -1,4 +1,5 @@
-"""SQLite migration of the channel outbox (appended to ``migrations.MIGRATIONS``)."""
+"""SQLite migrations of the channel tables, the outbox and the cursors (appended to
+``migrations.MIGRATIONS``)."""
 
 from __future__ import annotations
 
@@ -33,4 +34,20 @@ def create_channel_outbox(db: sqlite3.Connection) -> None:
     )
     db.execute(
         "CREATE INDEX outbox_due ON channel_outbox (next_attempt_at, id) WHERE status = 'pending'"
+    )
+
+
+def create_channel_cursors(db: sqlite3.Connection) -> None:
+    # Where each channel account's inbound stream was read to (a Matrix sync token): a
+    # restarted gateway reads on from there instead of skipping what was said meanwhile.
+    db.execute(
+        """
+        CREATE TABLE channel_cursors (
+            channel TEXT NOT NULL,
+            account_id TEXT NOT NULL,
+            position TEXT NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (channel, account_id)
+        )
+        """
     )
