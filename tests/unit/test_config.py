@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clawline.config import ConfigError, Settings, load_settings, state_dir_from
+from clawline.config import ConfigError, Settings, load_settings, parse_config, state_dir_from
 from clawline.errors import InvalidInput
 
 
@@ -159,3 +159,40 @@ def test_default_agent_with_trailing_newline_is_refused(tmp_path: Path) -> None:
     write_config(tmp_path, '[sessions]\ndefault_agent = "main\\n"\n')
     with pytest.raises(ConfigError):
         settings(tmp_path)
+
+
+def test_channel_secrets_come_from_the_file_the_environment_or_a_secret_file(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("  from-a-file\n", encoding="utf-8")
+    homeserver = {"homeserver": "https://m.example.org", "userId": "@bot:example.org"}
+    tables = {
+        "matrix": {**homeserver, "accessTokenFile": str(secret), "passwordEnv": "PW"},
+        "webhook": {"tokenEnv": "OUT", "tokenFile": str(secret), "inboundTokenFile": str(secret)},
+        "telegram": {"botToken": "in-the-config", "botTokenFile": str(secret)},
+    }
+    channels = parse_config({"channels": tables}).channels
+    assert channels.matrix is not None
+    assert channels.webhook is not None
+    assert channels.telegram is not None
+    env = {"PW": "from-the-env", "OUT": "out-from-the-env"}
+    assert channels.matrix.token(env) == "from-a-file"
+    assert channels.matrix.login_password(env) == "from-the-env"
+    assert channels.webhook.outbound_token(env) == "out-from-the-env"  # the variable first
+    assert channels.webhook.outbound_token({}) == "from-a-file"  # then the file
+    assert channels.webhook.inbound_secret({}) == "from-a-file"
+    assert channels.telegram.token({}) == "in-the-config"
+    secret.unlink()
+    assert channels.matrix.token(env) is None  # an unreadable file is no secret
+
+
+def test_a_matrix_table_without_any_credential_is_refused() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_config(
+            {"channels": {"matrix": {"homeserver": "https://m.org", "userId": "@b:m.org"}}}
+        )
+    assert str(refused.value) == (
+        "config: channels.matrix needs an access token or a password (accessToken,"
+        " accessTokenEnv, accessTokenFile, password, passwordEnv or passwordFile)"
+    )

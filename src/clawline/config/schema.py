@@ -657,13 +657,22 @@ class ThreadBindingsConfig:
 
 
 def _secret_value(
-    secret: SecretStr | None, env_name: str | None, env: Mapping[str, str]
+    secret: SecretStr | None,
+    env_name: str | None,
+    env: Mapping[str, str],
+    file: str | None = None,
 ) -> str | None:
-    """A secret given in the file, else read from the environment variable named."""
+    """A secret given in the configuration, else read from the environment variable named,
+    else from the file named (surrounding white space ignored; an unreadable file is none)."""
     if secret is not None:
         return secret.get_secret_value()
-    if env_name:
-        return env.get(env_name) or None
+    if env_name and env.get(env_name):
+        return env[env_name]
+    if file:
+        try:
+            return Path(file).expanduser().read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
     return None
 
 
@@ -677,11 +686,15 @@ class WebhookChannelConfig(ChannelConfig):
     """Sent as ``Authorization: Bearer …`` with every outbound POST (prefer ``tokenEnv``)."""
     token_env: Text | None = None
     """The environment variable holding :attr:`token`."""
+    token_file: Text | None = None
+    """A file holding :attr:`token` (surrounding white space is ignored)."""
     inbound_token: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
     """The ``Authorization: Bearer …`` every inbound POST must carry (prefer
     ``inboundTokenEnv``); without one (from here or the environment) inbound POSTs are refused."""
     inbound_token_env: Text | None = None
     """The environment variable holding :attr:`inbound_token`."""
+    inbound_token_file: Text | None = None
+    """A file holding :attr:`inbound_token` (surrounding white space is ignored)."""
     timeout_seconds: Number = Field(10.0, gt=0, le=300)
     """The longest an outbound POST may take."""
 
@@ -693,10 +706,12 @@ class WebhookChannelConfig(ChannelConfig):
         return None if value is None else value.strip()
 
     def outbound_token(self, env: Mapping[str, str]) -> str | None:
-        return _secret_value(self.token, self.token_env, env)
+        return _secret_value(self.token, self.token_env, env, self.token_file)
 
     def inbound_secret(self, env: Mapping[str, str]) -> str | None:
-        return _secret_value(self.inbound_token, self.inbound_token_env, env)
+        return _secret_value(
+            self.inbound_token, self.inbound_token_env, env, self.inbound_token_file
+        )
 
 
 class MatrixChannelConfig(ChannelConfig):
@@ -711,11 +726,15 @@ class MatrixChannelConfig(ChannelConfig):
     """The bot's access token (prefer ``accessTokenEnv``); with it no login is made."""
     access_token_env: Text | None = None
     """The environment variable holding :attr:`access_token`."""
+    access_token_file: Text | None = None
+    """A file holding :attr:`access_token` (surrounding white space is ignored)."""
     password: SecretStr | None = Field(None, json_schema_extra={"rule": "a non-empty string"})
     """The bot's password, used to log in when no access token is given (prefer
     ``passwordEnv``)."""
     password_env: Text | None = None
     """The environment variable holding :attr:`password`."""
+    password_file: Text | None = None
+    """A file holding :attr:`password` (surrounding white space is ignored)."""
     device_id: Text | None = None
     """The device to log in as (or the access token's device). Keep it fixed with password login:
     Matrix drops a repeated transaction id per device, which is what delivers a reply once
@@ -744,15 +763,26 @@ class MatrixChannelConfig(ChannelConfig):
 
     @model_validator(mode="after")
     def _credentials(self) -> MatrixChannelConfig:
-        if not (self.access_token or self.access_token_env or self.password or self.password_env):
-            raise Refusal("needs accessToken, accessTokenEnv, password or passwordEnv")
+        given = (
+            self.access_token,
+            self.access_token_env,
+            self.access_token_file,
+            self.password,
+            self.password_env,
+            self.password_file,
+        )
+        if not any(given):
+            raise Refusal(
+                "needs an access token or a password (accessToken, accessTokenEnv,"
+                " accessTokenFile, password, passwordEnv or passwordFile)"
+            )
         return self
 
     def token(self, env: Mapping[str, str]) -> str | None:
-        return _secret_value(self.access_token, self.access_token_env, env)
+        return _secret_value(self.access_token, self.access_token_env, env, self.access_token_file)
 
     def login_password(self, env: Mapping[str, str]) -> str | None:
-        return _secret_value(self.password, self.password_env, env)
+        return _secret_value(self.password, self.password_env, env, self.password_file)
 
 
 TELEGRAM_API_BASE_URL = "https://api.telegram.org/bot"
@@ -812,13 +842,9 @@ class TelegramChannelConfig(ChannelConfig):
         return self
 
     def token(self, env: Mapping[str, str]) -> str | None:
-        """The bot token: from the file, else the environment variable, else ``botTokenFile``."""
-        found = _secret_value(self.bot_token, self.bot_token_env, env)
-        if found is None and self.bot_token_file:
-            try:
-                found = Path(self.bot_token_file).expanduser().read_text().strip() or None
-            except OSError:
-                return None
+        """The bot token: from the configuration, else the environment variable, else
+        ``botTokenFile``."""
+        found = _secret_value(self.bot_token, self.bot_token_env, env, self.bot_token_file)
         return None if found is None else found.strip() or None
 
     def secret(self, env: Mapping[str, str]) -> str | None:
