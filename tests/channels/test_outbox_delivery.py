@@ -177,3 +177,28 @@ async def test_the_loop_sleeps_until_woken_or_due(loop: Loop) -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_slow_conversation_holds_up_neither_another_nor_what_is_queued_meanwhile(
+    loop: Loop,
+) -> None:
+    task = asyncio.create_task(loop.delivery.run())
+    try:
+        release = loop.channel.hold("!room")
+        loop.queue("slow")
+        loop.delivery.wake()
+        await eventually(lambda: loop.channel.attempts == 1)  # in flight, and staying there
+        loop.queue("second", ROOM)
+        loop.queue("fast", OTHER)
+        loop.delivery.wake()
+        await eventually(lambda: [sent.text for sent in loop.channel.sent] == ["message fast"])
+        release.set()
+        await eventually(lambda: len(loop.channel.sent) == 3)
+        assert [sent.text for sent in loop.channel.sent] == [
+            "message fast",
+            "message slow",
+            "message second",  # after the one before it, to the same conversation
+        ]
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

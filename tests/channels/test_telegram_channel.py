@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,3 +276,18 @@ async def test_a_thread_spawn_in_a_forum_opens_a_topic_for_the_child(tmp_path: P
         assert created.params["name"] == "research"
         assert plan.conversation_id.startswith(f"{forum.id}:topic:")
         assert plan.parent_conversation_id == str(forum.id)
+
+
+async def test_subagents_lists_the_children_of_the_chats_session(telegram: Telegram) -> None:
+    tg = telegram.tg
+    ada = tg.user("Ada")
+    chat = tg.private_chat(ada)
+    await tg.user_says(chat, ada, "spawn scout: reply: found it")
+    await tg.wait_for_sent(lambda message: str(message["text"]).startswith("ack: "))
+    before = len(tg.sent_messages(chat))
+    await tg.user_says(chat, ada, "/subagents")
+    await eventually(lambda: len(tg.sent_messages(chat)) > before)
+    listed = str(tg.sent_messages(chat)[before]["text"])
+    head, line = listed.split("\n")
+    assert head == f"Sub-agents of agent:main:telegram:direct:{ada.id}:"
+    assert re.fullmatch(r"- scout \(agent:main:subagent:[0-9a-f-]{36}\): done", line), line

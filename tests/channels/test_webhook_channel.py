@@ -160,6 +160,18 @@ async def test_a_malformed_inbound_post_is_refused_and_writes_nothing(
     assert listed.entries == []
 
 
+async def test_an_agents_thread_spawn_in_a_webhook_conversation_gets_the_references_text(
+    webhook: Webhook,
+) -> None:
+    await webhook.post(message("spawn thread scout: look around", "t0"))
+    post = await webhook.receiver.wait_for(lambda post: post.body["to"] == "alice")
+    assert post.body["text"] == (
+        "results: sessions_spawn error: Thread bindings are unavailable for webhook."
+    )
+    listed = await webhook.gateway.runtime.call(webhook.gateway.runtime.catalog.page)
+    assert [entry.key for entry in listed.entries] == ["agent:main:webhook:direct:alice"]
+
+
 async def test_a_thread_spawn_from_a_webhook_conversation_is_refused(webhook: Webhook) -> None:
     """The webhook channel has no threads: both spawn kinds answer OpenClaw's text."""
     runtime = webhook.gateway.runtime

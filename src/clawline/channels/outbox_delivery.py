@@ -3,8 +3,10 @@
 Rows are queued in the transaction of what they deliver (:mod:`clawline.records.outbox`); this
 loop, one task in the runtime's background group, sends them:
 
-- it takes the due rows oldest first, a batch at a time, and delivers each target's rows in
-  order, different targets side by side, so a slow or failing conversation holds up no other;
+- it takes the due rows oldest first and gives each conversation with rows due a worker of its
+  own that delivers them in order; different conversations go side by side and the loop does
+  not wait for them, so a slow or failing conversation holds up no other, nor what is queued
+  while it is slow;
 - :meth:`ChannelAdapter.send <clawline.channels.base.ChannelAdapter.send>` answering marks the
   row ``delivered`` (with the channel's message id); :class:`~clawline.channels.base.DeliveryFailed`
   (and any unexpected error) schedules the next attempt — after the channel's ``retry_after``
@@ -45,6 +47,8 @@ MAX_ATTEMPTS = 10
 """Attempts before a message is given up (about 17 minutes of backoff)."""
 BASE_BACKOFF_MS = 1_000
 MAX_BACKOFF_MS = 5 * 60 * 1000
+BUSY_RECHECK_S = 1.0
+"""The longest the loop waits, with rows due behind busy conversations, before it looks again."""
 IDLE_WAKE_S = 60.0
 """The longest the loop sleeps with nothing due (it is woken for new rows anyway)."""
 
@@ -69,6 +73,8 @@ class OutboxDelivery:
         self._clock = clock
         self._channels = channels
         self._wake = asyncio.Event()
+        self._busy: set[OutboxTarget] = set()
+        """Conversations a worker is delivering to."""
         self.passes = 0
         """Completed passes (tests wait on it)."""
 
@@ -77,34 +83,54 @@ class OutboxDelivery:
         self._wake.set()
 
     async def run(self) -> None:
-        while True:
-            self._wake.clear()
-            await self.deliver_due()
-            self.passes += 1
-            next_due = await self._workers.run(self._store.outbox.next_due_at)
-            wait = IDLE_WAKE_S
-            if next_due is not None:
-                wait = min(max(next_due - self._clock.now_ms(), 0) / 1000, IDLE_WAKE_S)
-            if wait <= 0:
-                continue
-            sleeper = asyncio.ensure_future(self._clock.sleep(wait))
-            waker = asyncio.ensure_future(self._wake.wait())
-            try:
-                await asyncio.wait((sleeper, waker), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                sleeper.cancel()
-                waker.cancel()
+        async with asyncio.TaskGroup() as workers:
+            while True:
+                self._wake.clear()
+                await self._dispatch(workers)
+                self.passes += 1
+                next_due = await self._workers.run(self._store.outbox.next_due_at)
+                wait = IDLE_WAKE_S
+                if next_due is not None:
+                    wait = min(max(next_due - self._clock.now_ms(), 0) / 1000, IDLE_WAKE_S)
+                if wait <= 0:
+                    if not self._busy:
+                        continue
+                    # What is due may be a busy conversation's next row: its worker wakes the
+                    # loop when done; a second at most for rows due elsewhere meanwhile.
+                    wait = BUSY_RECHECK_S
+                sleeper = asyncio.ensure_future(self._clock.sleep(wait))
+                waker = asyncio.ensure_future(self._wake.wait())
+                try:
+                    await asyncio.wait((sleeper, waker), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    sleeper.cancel()
+                    waker.cancel()
 
     async def deliver_due(self) -> int:
-        """One pass: deliver what is due now; how many rows it took."""
+        """One pass, awaited to its end: deliver what is due now; how many rows it took."""
+        async with asyncio.TaskGroup() as workers:
+            return await self._dispatch(workers)
+
+    async def _dispatch(self, workers: asyncio.TaskGroup) -> int:
+        """Start a worker for every conversation with due rows and none at work: a slow send
+        to one conversation holds up neither the others nor the rows queued meanwhile. A busy
+        conversation's further rows wait for its worker (order), which wakes the loop when done."""
         due = await self._workers.run(self._store.outbox.due, self._clock.now_ms(), BATCH)
         by_target: dict[OutboxTarget, list[OutboxItem]] = defaultdict(list)
         for item in due:
-            by_target[item.target].append(item)
-        async with asyncio.TaskGroup() as group:
-            for items in by_target.values():
-                group.create_task(self._deliver_in_order(items))
-        return len(due)
+            if item.target not in self._busy:
+                by_target[item.target].append(item)
+        for target, items in by_target.items():
+            self._busy.add(target)
+            workers.create_task(self._work(target, items))
+        return sum(len(items) for items in by_target.values())
+
+    async def _work(self, target: OutboxTarget, items: list[OutboxItem]) -> None:
+        try:
+            await self._deliver_in_order(items)
+        finally:
+            self._busy.discard(target)
+            self.wake()
 
     async def _deliver_in_order(self, items: list[OutboxItem]) -> None:
         for index, item in enumerate(items):

@@ -14,6 +14,7 @@ and raises, in order, the errors of :meth:`FakeChannel.fail_next` first (a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -107,6 +108,7 @@ class FakeChannel(ChannelAdapter):
         self.attempts = 0
         """Calls of :meth:`send`, failed ones included."""
         self._failures: list[Exception] = []
+        self._held: dict[str, asyncio.Event] = {}
 
     def capabilities(self, account_id: str) -> BindingCapabilities:
         available = self.adapter_available and account_id not in self.unavailable_accounts
@@ -138,12 +140,21 @@ class FakeChannel(ChannelAdapter):
     def subagent_ended(self, event: SubagentEnded) -> None:
         self.ended.append(event)
 
+    def hold(self, to: str) -> asyncio.Event:
+        """Keep every :meth:`send` to conversation ``to`` waiting (after counting its attempt)
+        until the returned event is set: a slow conversation."""
+        gate = self._held.setdefault(to, asyncio.Event())
+        return gate
+
     def fail_next(self, errors: Iterable[Exception]) -> None:
         """Raise these from the next calls of :meth:`send`, one each, before accepting again."""
         self._failures.extend(errors)
 
     async def send(self, item: OutboxItem) -> str | None:
         self.attempts += 1
+        gate = self._held.get(item.target.to)
+        if gate is not None:
+            await gate.wait()
         if self._failures:
             raise self._failures.pop(0)
         remote_id = f"{self.id}-msg-{len(self.sent) + 1}"
