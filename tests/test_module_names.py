@@ -22,7 +22,12 @@ ALLOWED: dict[str, str] = {
     "handshake.py": "the two sides, client and gateway, of one connect handshake",
     "store.py": "the store of each backend (sqlite, postgres)",
     "migrations.py": "the schema migrations of each backend",
-    "instance_lock.py": "the one-gateway-per-store lock: its interface and each backend's",
+    "instance_lock.py": "the SQLite store's one-gateway lock: its interface and the backend's",
+    "instances.py": "the gateway instances at each layer: the store interface, the "
+    "registration and lease, the CLI's `clawline instances`",
+    "instance_schema.py": "the gateway instance tables' schema of each backend",
+    "event_log.py": "the event log shared by several gateway instances: the store interface and "
+    "the PostgreSQL backend's",
     "collab_schema.py": "the collaboration tables' schema of each backend",
     "idempotency_schema.py": "the run idempotency table's schema of each backend",
     "pairing_schema.py": "the device pairing table's schema of each backend",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import ParamSpec, TypeVar
 
+from clawline.agents.handoff import HANDOFF_POLL_S, RunPlacement
 from clawline.agents.lifecycle_hooks import PluginRunObserver
 from clawline.agents.plugin import (
     FILE_TOOLS_PLUGIN,
@@ -57,13 +58,14 @@ from clawline.collab.sweepers import ARCHIVE_SWEEP_INTERVAL_MS, Sweepers
 from clawline.collab.tools import CollabTools
 from clawline.config import Settings, agents_config
 from clawline.events import DomainEvent, DomainEvents, OutboxQueued
+from clawline.instances import InstanceRegistration
 from clawline.keys import is_acp_key
 from clawline.plugins.host import PluginHost
 from clawline.plugins.manager import PluginManager
 from clawline.sessions.catalog import SessionCatalog
 from clawline.sessions.listing_rows import RowCache
 from clawline.store import Store, open_store
-from clawline.store.instance_lock import InstanceHolder, InstanceLock
+from clawline.store.instance_lock import InstanceHolder
 from clawline.store.workers import StoreWorkers
 from clawline.tasks.registry import TaskRegistry
 from clawline.tasks.sweeper import SWEEP_INTERVAL_MS as TASK_SWEEP_INTERVAL_MS
@@ -103,8 +105,15 @@ class Runtime:
         self.tasks = TaskRegistry(store, clock=clock, events=self.events)
         self.row_cache = RowCache()
         """Encoded listing rows of unchanged sessions (see :class:`RowCache`)."""
-        self.instance_lock: InstanceLock = store.instance_lock()
-        self.holder = InstanceHolder.this_process()
+        self.instance = InstanceRegistration(
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            lock=store.instance_lock(),
+            holder=InstanceHolder.this_process(),
+            lease_ms=settings.config.gateway.instance_lease_ms,
+        )
+        """This process among its store's gateway instances (:mod:`clawline.instances`)."""
         self.plugins = plugins if plugins is not None else PluginManager.from_settings(settings)
         # --- channels: the built-in adapter (webchat), then the plugins'
         self.plugins.add(
@@ -144,6 +153,9 @@ class Runtime:
             config=self.agents_config,
             providers=providers,
             tools=tools,
+            placement=None
+            if self.instance.exclusive
+            else RunPlacement(store=store, instance_id=self.instance.instance_id),
         )
         # --- plugins: the host they work through, and what they hear of runs
         self.plugin_host = PluginHost(
@@ -323,20 +335,30 @@ class Runtime:
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Take the store's instance lock (another holder:
-        :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, end what a crash
-        left running (recovery), deliver the pending completions, then start the periodic
-        passes in the background task group: the announce tick, the sweeps, binding expiry, and
-        the outbox's delivery loop; last, the channel adapters (:meth:`ChannelAdapter.start
-        <clawline.channels.base.ChannelAdapter.start>`: a Matrix sync loop, in the same group)."""
-        await self.instance_lock.acquire(self.holder)
+        """Register the instance (taking the store's instance lock first; another holder:
+        :class:`~clawline.store.instance_lock.StoreInUse`), start the plugins, take over the
+        instances whose lease lapsed, end what no running instance answers for (recovery),
+        deliver the pending completions, then start the periodic passes in the background task
+        group: the announce tick, the sweeps, binding expiry, the take-over of lapsed instances
+        (shared stores), and the outbox's delivery loop; last, the channel adapters
+        (:meth:`ChannelAdapter.start <clawline.channels.base.ChannelAdapter.start>`: a Matrix
+        sync loop, in the same group)."""
+        instance = self.instance
+        await instance.acquire()
         try:
             await self.plugins.startup()
+            await instance.take_over_lapsed()
             await self.announcer.start()
         except BaseException:
-            await self.instance_lock.release()
+            await instance.release()
             raise
         background = self.background
+        background.spawn(instance.keep_lease(), name="instance heartbeat")
+        if not instance.exclusive:
+            background.every(
+                instance.heartbeat_s, self._take_over_lapsed, name="lapsed-instance take-over"
+            )
+            background.every(HANDOFF_POLL_S, self.runs.take_handoffs, name="run handoffs")
         background.every(ANNOUNCE_TICK_MS / 1000, self.announcer.tick, name="announce tick")
         background.every(
             TASK_SWEEP_INTERVAL_MS / 1000,
@@ -360,16 +382,22 @@ class Runtime:
         await self.channels.start(self.inbox, background)
         self._started = True
 
+    async def _take_over_lapsed(self) -> None:
+        if await self.instance.take_over_lapsed():
+            await self.recovery.recover()
+            await self.announcer.tick()
+
     def _wake_outbox(self, event: DomainEvent) -> None:
         if isinstance(event, OutboxQueued):
             self.outbox.wake()
 
     async def stop(self) -> None:
         """Stop in order: the periodic passes, every run (status written, end hooks awaited), the
-        deliveries under way, then end what the stopped runs left active — their sub-agent
-        records and tasks end ``lost: gateway stopped``, their completions queued for the next
-        start, so no task stays ``running`` — stop the plugins and release the lock. The store
-        stays open until :meth:`close`."""
+        deliveries under way, then mark the instance stopped and end what the stopped runs left
+        active — their sub-agent records and tasks end ``lost: gateway stopped``, their
+        completions queued for the next start (or another instance), so no task stays
+        ``running`` — stop the plugins and release the lock. The store stays open until
+        :meth:`close`."""
         if not self._started:
             return
         self._started = False
@@ -377,11 +405,12 @@ class Runtime:
             await self.background.close()
             await self.runs.shutdown()
             await self.announcer.stop()
+            await self.instance.mark_stopped()
             await self.recovery.recover(error=STOPPED_ERROR)
             await self.channels.aclose()
             await self.plugins.shutdown()
         finally:
-            await self.instance_lock.release()
+            await self.instance.release()
 
     async def __aenter__(self) -> Runtime:
         await self.start()

@@ -48,7 +48,12 @@ TABLES = (
     "device_pairings",
     "channel_outbox",
     "channel_cursors",
+    "gateway_instances",
+    "run_owners",
+    "run_handoffs",
 )
+PG_ONLY_TABLES = ("event_log",)
+"""Tables only the PostgreSQL store has (the event log shared by several instances)."""
 _DATA_TABLES = (
     "transcript_events",
     "transcripts",
@@ -63,6 +68,9 @@ _DATA_TABLES = (
     "device_pairings",
     "channel_outbox",
     "channel_cursors",
+    "gateway_instances",
+    "run_owners",
+    "run_handoffs",
 )
 
 
@@ -173,7 +181,9 @@ class PgShared:
         return results
 
     def clean(self) -> None:
-        self.many([f"DELETE FROM {table}" for table in _DATA_TABLES], self.schema)
+        self.many(
+            [f"DELETE FROM {table}" for table in (*_DATA_TABLES, *PG_ONLY_TABLES)], self.schema
+        )
 
     def close(self) -> None:
         self.store.close()

@@ -1,35 +1,28 @@
-"""The store's instance lock, per backend (clawline.store.instance_lock): taken, refused to a
+"""The store's instance lock (clawline.store.instance_lock). On SQLite: taken, refused to a
 second holder with the first one's description, free again once released, and free once a
-holder process dies however it dies."""
+holder process dies however it dies. On PostgreSQL several gateways share the store: the lock
+is never refused and proves nothing (the instances coordinate by lease, clawline.instances)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict
 
 from clawline.store.base import Store
 from clawline.store.instance_lock import HOLDER_WAIT_S, InstanceHolder, InstanceLock, StoreInUse
-from clawline.store.postgres.instance_lock import (
-    KEEPALIVE_COUNT,
-    KEEPALIVE_IDLE_S,
-    KEEPALIVE_INTERVAL_S,
-    USER_TIMEOUT_MS,
-    lock_conninfo,
-)
 from clawline.store.postgres.store import PostgresStore
 from clawline.store.sqlite.instance_lock import lock_path_for
 from clawline.store.sqlite.store import SQLiteStore
-from tests.conformance.conftest import Backend
+from tests.conformance.conftest import Backend, SQLiteBackend
+from tests.conftest import PgSchemas
 
 HOLDER_SCRIPT = """
 import asyncio, sys
@@ -45,6 +38,14 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[Backend]:
+    """SQLite only: the one backend whose lock excludes a second gateway."""
+    chosen = SQLiteBackend(tmp_path)
+    yield chosen
+    chosen.close()
 
 
 def holder(pid: int = 4242, url: str | None = None) -> InstanceHolder:
@@ -111,14 +112,7 @@ async def test_a_record_left_by_an_earlier_holder_is_not_believed(backend: Backe
     await lock.acquire(holder())
     try:
         stale = InstanceHolder(dead_pid(), socket.gethostname(), holder().started_at_ms)
-        if isinstance(backend.store, SQLiteStore):
-            lock_path_for(Path(backend.location).resolve()).write_bytes(stale.encode())
-        else:
-            record = json.dumps({**stale.to_json(), "backend": 0}).encode()
-            backend.rows(
-                f"UPDATE clawline_meta SET value = decode('{record.hex()}', 'hex')"
-                " WHERE name = 'instance_holder'"
-            )
+        lock_path_for(Path(backend.location).resolve()).write_bytes(stale.encode())
         started = time.monotonic()
         error = await refused(backend.open())
         assert time.monotonic() - started >= HOLDER_WAIT_S
@@ -176,21 +170,20 @@ async def test_a_lock_held_by_a_killed_process_is_free(backend: Backend) -> None
 
 
 @pytest.mark.postgres
-def test_the_postgres_lock_connection_keeps_tcp_keepalives_on_both_ends(pg_url: str) -> None:
-    conninfo = lock_conninfo(pg_url)
-    with psycopg.connect(conninfo, autocommit=True) as db:
-        shown = {
-            name: db.execute(f"SHOW {name}").fetchone()
-            for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count")
-        }
-        user_timeout = db.execute("SHOW tcp_user_timeout").fetchone()
-        application = db.execute("SHOW application_name").fetchone()
-    assert shown == {
-        "tcp_keepalives_idle": (str(KEEPALIVE_IDLE_S),),
-        "tcp_keepalives_interval": (str(KEEPALIVE_INTERVAL_S),),
-        "tcp_keepalives_count": (str(KEEPALIVE_COUNT),),
-    }
-    assert user_timeout == (str(USER_TIMEOUT_MS),)
-    assert application == ("clawline instance lock",)
-    client = conninfo_to_dict(conninfo)
-    assert (client["keepalives"], client["keepalives_idle"]) == ("1", str(KEEPALIVE_IDLE_S))
+async def test_the_postgres_lock_is_shared(pg_url: str, pg_schemas: PgSchemas) -> None:
+    schema = pg_schemas.new("shared")
+    store = PostgresStore(pg_url, schema=schema)
+    again = PostgresStore(pg_url, schema=schema)
+    try:
+        first, second = store.instance_lock(), again.instance_lock()
+        assert not first.exclusive
+        assert not second.exclusive
+        await first.acquire(holder())
+        await second.acquire(holder(pid=7))  # not refused
+        assert first.held
+        assert second.held
+        await first.release()
+        await second.release()
+    finally:
+        store.close()
+        again.close()

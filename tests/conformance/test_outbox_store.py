@@ -143,3 +143,18 @@ def test_a_channel_cursor_rolled_back_is_not_kept(store: Store) -> None:
     except Failed:
         pass
     assert store.channel_cursors.get("matrix", "default") is None
+
+
+def test_a_claim_is_taken_once_until_it_runs_out(store: Store) -> None:
+    [queued] = enqueue(store, item("a"))
+    assert queued.id is not None
+    with store.transaction() as tx:
+        assert not tx.outbox.claim(queued.id, 999, 31_000)  # not due yet
+        assert tx.outbox.claim(queued.id, 1_000, 31_000)
+        assert not tx.outbox.claim(queued.id, 1_001, 31_001)  # another instance: taken
+    assert store.outbox.due(30_999, 10) == []
+    assert [row.id for row in store.outbox.due(31_000, 10)] == [queued.id]
+    with store.transaction() as tx:
+        assert tx.outbox.claim(queued.id, 31_000, 61_000)  # the claimer died: due again
+        assert tx.outbox.delivered(queued.id, 31_500, "$event")
+        assert not tx.outbox.claim(queued.id, 99_000, 129_000)

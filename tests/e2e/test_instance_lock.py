@@ -1,11 +1,13 @@
-"""One gateway per store (security.md): a second gateway process on a store in use exits at once
-with one line naming the holder, and the holder's runs go on untouched; once the holder is
-killed, the next gateway starts and recovery ends the runs it left as lost; a gateway whose
-PostgreSQL lock session ends stops and exits 1.
+"""Gateway processes on one store (security.md, clawline.instances).
 
-Both backends: two gateways on one SQLite state directory, and on one PostgreSQL schema from two
-state directories. The gateways are real processes (``python -m clawline gateway run``) with the
-offline model; the store is read directly after they stop.
+SQLite (one state directory): a second gateway process exits at once with one line naming the
+holder, and the holder's runs go on untouched. PostgreSQL (one schema, two state directories):
+a second gateway serves beside the first and leaves its runs alone; a gateway another instance
+took over stops and exits 1. Both: once the first gateway is killed, the next one recovers the
+runs it left as lost (on PostgreSQL once its lease lapsed).
+
+The gateways are real processes (``python -m clawline gateway run``) with the offline model;
+the store is read directly after they stop.
 """
 
 from __future__ import annotations
@@ -30,15 +32,17 @@ from clawline.client.connection import GatewayClient
 from clawline.records.task import TaskRecord
 from clawline.store import open_store
 from clawline.store.base import Store
-from clawline.store.postgres.instance_lock import INSTANCE_LOCK_CLASS
-from clawline.store.postgres.migrations import advisory_key
 from tests.conftest import PgSchemas
 from tests.e2e.support import all_tasks, clean_env, gateway_process, message_events, until
 
 TOKEN = "instance-lock-token-0123"
 PARENT = "agent:main:main"
 CHILDREN = 10
+LEASE_MS = 1500
 CONFIG = f"""
+[gateway]
+instanceLeaseMs = {LEASE_MS}
+
 [agents]
 echo_delay_ms = 0
 
@@ -77,20 +81,29 @@ class Deployment:
             store.close()
 
 
+def prepared(deployment: Deployment) -> Deployment:
+    for state in {deployment.state_a, deployment.state_b}:
+        state.mkdir()
+        (state / "config.toml").write_text(CONFIG, encoding="utf-8")
+    return deployment
+
+
+def sqlite_deployment(tmp_path: Path) -> Deployment:
+    state = tmp_path / "state"
+    return prepared(Deployment(state, state, None))
+
+
+def postgres_deployment(tmp_path: Path, pg_url: str, schemas: PgSchemas) -> Deployment:
+    url = f"{pg_url}?schema={schemas.new('lock')}"
+    return prepared(Deployment(tmp_path / "state-a", tmp_path / "state-b", url))
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Deployment:
     if request.param == "sqlite":
-        state = tmp_path / "state"
-        chosen = Deployment(state, state, None)
-    else:
-        pg_url: str = request.getfixturevalue("pg_url")
-        schemas: PgSchemas = request.getfixturevalue("pg_schemas")
-        url = f"{pg_url}?schema={schemas.new('lock')}"
-        chosen = Deployment(tmp_path / "state-a", tmp_path / "state-b", url)
-    for state in {chosen.state_a, chosen.state_b}:
-        state.mkdir()
-        (state / "config.toml").write_text(CONFIG, encoding="utf-8")
-    return chosen
+        return sqlite_deployment(tmp_path)
+    pg_url: str = request.getfixturevalue("pg_url")
+    return postgres_deployment(tmp_path, pg_url, request.getfixturevalue("pg_schemas"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +205,10 @@ def assert_children_ended(store: Store, *, status: str) -> list[TaskRecord]:
     return tasks
 
 
-async def test_a_second_gateway_is_refused_and_leaves_the_holders_runs_alone(
-    deployment: Deployment, tmp_path: Path
+async def test_a_second_gateway_on_sqlite_is_refused_and_leaves_the_holders_runs_alone(
+    tmp_path: Path,
 ) -> None:
+    deployment = sqlite_deployment(tmp_path)
     async with gateway_process(deployment.env(deployment.state_a), tmp_path / "a.log") as a:
         client = await GatewayClient.connect(a.url, token=TOKEN)
         try:
@@ -212,8 +226,6 @@ async def test_a_second_gateway_is_refused_and_leaves_the_holders_runs_alone(
             assert refusal is not None, lines[0]
             assert refusal.groups() == (str(a.process.pid), socket.gethostname(), a.url)
             assert runtime_file(deployment.state_a) == {"url": a.url, "pid": a.process.pid}
-            if deployment.state_b != deployment.state_a:
-                assert not (deployment.state_b / "gateway.json").exists()
 
             await until(lambda: settled(client), timeout=30, what="every completion delivered")
         finally:
@@ -257,26 +269,66 @@ async def test_once_the_holder_is_killed_the_next_gateway_starts_and_recovers(
     assert [task.error for task in tasks] == [LOST_ERROR] * CHILDREN
 
 
+async def instance_id(client: GatewayClient) -> str:
+    health = await client.request("health", {})
+    assert isinstance(health, dict)
+    value = health["instanceId"]
+    assert isinstance(value, str)
+    return value
+
+
 @pytest.mark.postgres
-async def test_a_gateway_process_that_loses_its_lock_session_stops_and_exits_1(
+async def test_a_second_gateway_on_postgres_serves_beside_and_leaves_the_first_ones_runs_alone(
+    tmp_path: Path, pg_url: str, pg_schemas: PgSchemas
+) -> None:
+    deployment = postgres_deployment(tmp_path, pg_url, pg_schemas)
+    async with gateway_process(deployment.env(deployment.state_a), tmp_path / "a.log") as a:
+        client = await GatewayClient.connect(a.url, token=TOKEN)
+        try:
+            await spawn_children(client, sleep_ms=4 * LEASE_MS)
+            await until(lambda: all_running(client), timeout=15, what="running children")
+            async with gateway_process(deployment.env(deployment.state_b), tmp_path / "b.log") as b:
+                other = await GatewayClient.connect(b.url, token=TOKEN)
+                try:
+                    assert await instance_id(other) != await instance_id(client)
+                    assert await all_running(other), "the second gateway ended A's children"
+                    await until(lambda: settled(client), timeout=30, what="every completion")
+                finally:
+                    await other.close()
+                assert await b.terminate() == 0, b.log()
+        finally:
+            await client.close()
+        assert await a.terminate() == 0, a.log()
+    assert "recovery:" not in a.log()
+    assert "recovery:" not in b.log()
+    with deployment.opened() as store:
+        tasks = assert_children_ended(store, status="succeeded")
+    assert all(task.error is None for task in tasks)
+
+
+@pytest.mark.postgres
+async def test_a_gateway_process_taken_over_by_another_instance_stops_and_exits_1(
     tmp_path: Path, pg_url: str, pg_schemas: PgSchemas
 ) -> None:
     schema = pg_schemas.new("lost")
     deployment = Deployment(tmp_path / "state", tmp_path / "state", f"{pg_url}?schema={schema}")
     deployment.state_a.mkdir()
     async with gateway_process(deployment.env(deployment.state_a), tmp_path / "a.log") as a:
+        client = await GatewayClient.connect(a.url, token=TOKEN)
+        try:
+            taken = await instance_id(client)
+        finally:
+            await client.close()
         with psycopg.connect(pg_url, autocommit=True) as admin:
-            ended = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = 'clawline instance lock' AND pid IN"
-                " (SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
-                " AND classid::int8 = %s AND objid::int8 = %s)",
-                (INSTANCE_LOCK_CLASS, advisory_key(schema) & 0xFFFFFFFF),
-            ).fetchall()
-        assert ended == [(True,)]
-        assert await asyncio.wait_for(a.process.wait(), 15) == 1, a.log()
+            admin.execute(
+                f'UPDATE "{schema}".gateway_instances SET recovered_at = 1,'
+                " recovered_by = 'elsewhere' WHERE instance_id = %s",
+                (taken,),
+            )
+        assert await asyncio.wait_for(a.process.wait(), 30) == 1, a.log()
     lines = a.log().splitlines()
-    assert any("CRITICAL" in line and "lost the instance lock" in line for line in lines)
-    assert lines[-1].startswith("error: the gateway stopped: it lost the instance lock of ")
+    assert any("CRITICAL" in line and "lost the instance lease" in line for line in lines)
+    assert lines[-1].startswith("error: the gateway stopped: it lost the instance lease of ")
+    assert lines[-1].endswith(f"(instance {taken} was taken over by another instance)")
     assert "Traceback" not in a.log()
     assert not (deployment.state_a / "gateway.json").exists()

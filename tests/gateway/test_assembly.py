@@ -36,8 +36,7 @@ async def test_the_gateway_gets_the_runtime_parts_and_not_the_runtime(tmp_path: 
         assert gateway.plugins is runtime.plugins
         assert gateway.thread_bindings is runtime.thread_bindings
         assert gateway.row_cache is runtime.row_cache
-        assert gateway.instance_lock is runtime.instance_lock
-        assert gateway.holder is runtime.holder
+        assert gateway.instance is runtime.instance
         assert gateway.state_dir == runtime.settings.state_dir
         assert all(value is not runtime for value in vars(gateway).values())
         # Nothing started: the store's instance lock is still free for the runtime to take.

@@ -1,6 +1,6 @@
 """``serve`` holds the store's instance lock (security.md, "One gateway per store"): a second
-gateway on the store is refused before it serves, ``gateway.json`` belongs to the holder, and a
-gateway that loses its PostgreSQL lock session stops."""
+gateway on a SQLite store is refused before it serves, ``gateway.json`` belongs to the holder;
+on PostgreSQL several gateways share the store, and one whose lease another took over stops."""
 
 from __future__ import annotations
 
@@ -13,15 +13,12 @@ import psycopg
 import pytest
 from psycopg.rows import TupleRow
 
+from clawline.config import Settings
 from clawline.store.instance_lock import StoreInUse, StoreLockLost
-from clawline.store.postgres.instance_lock import INSTANCE_LOCK_CLASS
-from clawline.store.postgres.migrations import advisory_key
 from clawline.store.sqlite.instance_lock import lock_path_for
 from clawline.testing.live_gateway import running_gateway
 from tests.conftest import PgSchemas
 from tests.e2e.support import until
-
-_OID = 0xFFFFFFFF
 
 
 def runtime(state: Path) -> object:
@@ -54,39 +51,46 @@ async def test_the_runtime_file_is_kept_when_it_names_another_gateway(tmp_path: 
     assert (state / "gateway.json").read_text(encoding="utf-8") == other
 
 
-async def serve_until_the_lock_session_is_ended(
-    state: Path, store_url: str, admin: psycopg.Connection[TupleRow], schema: str
+def shared(state: Path, store_url: str) -> Settings:
+    return Settings(state_dir=state, raw={"gateway": {"instanceLeaseMs": 500}}, store_url=store_url)
+
+
+async def serve_until_taken_over(
+    state: Path, store_url: str, admin: psycopg.Connection[TupleRow], taken: list[str]
 ) -> None:
-    """Serve, end the lock's database session from outside, wait for the gateway to stop."""
-    key = (INSTANCE_LOCK_CLASS & _OID, advisory_key(schema) & _OID)
-    async with running_gateway(state, store_url=store_url) as gateway:
-        assert runtime(state) == {"url": gateway.url, "pid": os.getpid()}
-        ended = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
-            " AND granted AND objsubid = 2 AND classid::int8 = %s AND objid::int8 = %s",
-            key,
-        ).fetchall()
-        assert ended == [(True,)]
+    """Serve beside another gateway, mark this one taken over from outside, wait for it to
+    stop."""
+    async with running_gateway(state, settings=shared(state, store_url)) as gateway:
+        assert gateway.gateway.ready  # not refused: the store is shared
+        taken.append(gateway.gateway.instance.instance_id)
+        schema = store_url.rsplit("schema=", 1)[1]
+        admin.execute(
+            f'UPDATE "{schema}".gateway_instances SET recovered_at = 1,'
+            " recovered_by = 'someone' WHERE instance_id = %s",
+            (taken[0],),
+        )
 
         async def stopped() -> bool:
             return not gateway.gateway.ready
 
-        await until(stopped, timeout=10, what="the gateway to stop")
+        await until(stopped, timeout=10, what="the taken-over gateway to stop")
 
 
 @pytest.mark.postgres
-async def test_a_gateway_that_loses_its_lock_session_stops(
+async def test_two_gateways_share_a_postgres_store_and_one_taken_over_stops(
     tmp_path: Path, pg_url: str, pg_schemas: PgSchemas, caplog: pytest.LogCaptureFixture
 ) -> None:
-    schema = pg_schemas.new("lost")
-    store_url = f"{pg_url}?schema={schema}"
-    with psycopg.connect(pg_url, autocommit=True) as admin, pytest.raises(StoreLockLost) as lost:
-        await serve_until_the_lock_session_is_ended(tmp_path / "a", store_url, admin, schema)
-    assert "lost the instance lock" in str(lost.value)
-    assert "terminating connection" in str(lost.value)
-    assert not (tmp_path / "a" / "gateway.json").exists()
+    store_url = f"{pg_url}?schema={pg_schemas.new('lease')}"
+    taken: list[str] = []
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        async with running_gateway(
+            tmp_path / "b", settings=shared(tmp_path / "b", store_url)
+        ) as other:
+            with pytest.raises(StoreLockLost) as lost:
+                await serve_until_taken_over(tmp_path / "a", store_url, admin, taken)
+            assert other.gateway.ready  # the other one goes on
+    assert f"instance {taken[0]} was taken over by another instance" in str(lost.value)
+    assert "lost the instance lease" in str(lost.value)
     critical = [r for r in caplog.records if r.levelno == logging.CRITICAL]
     assert len(critical) == 1
-    assert "another gateway may take the store over" in critical[0].getMessage()
-    async with running_gateway(tmp_path / "b", store_url=store_url) as successor:
-        assert successor.gateway.ready
+    assert "another gateway may take its runs over" in critical[0].getMessage()

@@ -95,48 +95,48 @@ def test_taps_see_every_event() -> None:
     assert seen == [1, 2]
 
 
-def test_retention_is_bounded_by_count() -> None:
+async def test_retention_is_bounded_by_count() -> None:
     bus = EventBus(retained_events=3)
     for n in range(5):
         bus.publish("chat", {"n": n})
     assert bus.oldest_retained_seq == 3
-    assert seqs(bus.missed(Recorder(), 2)) == [3, 4, 5]
+    assert seqs(await bus.missed(Recorder(), 2)) == [3, 4, 5]
     with pytest.raises(EventsNotRetained, match="no longer retained"):
-        bus.missed(Recorder(), 1)
+        await bus.missed(Recorder(), 1)
 
 
-def test_retention_is_bounded_by_bytes() -> None:
+async def test_retention_is_bounded_by_bytes() -> None:
     one = EventBus()
     one.publish("chat", {"blob": "x" * 100})
     size = one.retained_bytes
-    assert size > len(one.missed(Recorder(), 0)[0].frame())  # the entry, not just its text
+    assert size > len((await one.missed(Recorder(), 0))[0].frame())  # the entry, not just its text
     bus = EventBus(retained_bytes=size * 2 + size // 2)
     for _ in range(4):
         bus.publish("chat", {"blob": "x" * 100})
     assert bus.oldest_retained_seq == 3
-    assert seqs(bus.missed(Recorder(), 2)) == [3, 4]
+    assert seqs(await bus.missed(Recorder(), 2)) == [3, 4]
     with pytest.raises(EventsNotRetained):
-        bus.missed(Recorder(), 1)
+        await bus.missed(Recorder(), 1)
 
 
-def test_an_event_larger_than_the_byte_bound_is_not_retained() -> None:
+async def test_an_event_larger_than_the_byte_bound_is_not_retained() -> None:
     bus = EventBus(retained_bytes=50)
     bus.publish("chat", {"blob": "x" * 100})
     assert bus.oldest_retained_seq is None
     with pytest.raises(EventsNotRetained):
-        bus.missed(Recorder(), 0)
-    assert bus.missed(Recorder(), 1) == []
+        await bus.missed(Recorder(), 0)
+    assert await bus.missed(Recorder(), 1) == []
 
 
-def test_unretained_events_are_numbered_but_not_replayed() -> None:
+async def test_unretained_events_are_numbered_but_not_replayed() -> None:
     bus = EventBus()
     bus.publish("chat", {})
     bus.publish("tick", {}, retain=False)
     bus.publish("chat", {})
-    assert seqs(bus.missed(Recorder(), 0)) == [1, 3]
+    assert seqs(await bus.missed(Recorder(), 0)) == [1, 3]
 
 
-def test_missed_after_every_position_around_unretained_events() -> None:
+async def test_missed_after_every_position_around_unretained_events() -> None:
     """Replay must skip by sequence number, not by position: unretained events (ticks,
     shutdown) leave holes in the retained numbering."""
     bus = EventBus()
@@ -147,54 +147,56 @@ def test_missed_after_every_position_around_unretained_events() -> None:
         else:
             retained.append(bus.publish("chat", {"n": n}).seq)
     for after in range(13):
-        assert seqs(bus.missed(Recorder(), after)) == [s for s in retained if s > after], after
+        assert seqs(await bus.missed(Recorder(), after)) == [s for s in retained if s > after], (
+            after
+        )
 
 
-def test_missed_after_evictions_with_holes_in_the_numbering() -> None:
+async def test_missed_after_evictions_with_holes_in_the_numbering() -> None:
     bus = EventBus(retained_events=4)
     for n in range(1, 13):
         bus.publish("tick" if n % 2 else "chat", {"n": n}, retain=n % 2 == 0)
     # retained: 6, 8, 10, 12; evicted: 2, 4
-    assert seqs(bus.missed(Recorder(), 4)) == [6, 8, 10, 12]
-    assert seqs(bus.missed(Recorder(), 5)) == [6, 8, 10, 12]
-    assert seqs(bus.missed(Recorder(), 9)) == [10, 12]
+    assert seqs(await bus.missed(Recorder(), 4)) == [6, 8, 10, 12]
+    assert seqs(await bus.missed(Recorder(), 5)) == [6, 8, 10, 12]
+    assert seqs(await bus.missed(Recorder(), 9)) == [10, 12]
     with pytest.raises(EventsNotRetained):
-        bus.missed(Recorder(), 3)
+        await bus.missed(Recorder(), 3)
 
 
-def test_missed_filters_by_what_the_subscriber_wants() -> None:
+async def test_missed_filters_by_what_the_subscriber_wants() -> None:
     bus = EventBus()
     bus.publish("chat", {})
     bus.publish("sessions.changed", {}, audience=Audience.SESSIONS, session_key="k1")
     bus.publish("session.message", {}, audience=Audience.SESSION_STREAM, session_key="k1")
     bus.publish("session.message", {}, audience=Audience.SESSION_STREAM, session_key="k2")
-    assert seqs(bus.missed(Recorder(), 0)) == [1]
-    assert seqs(bus.missed(Recorder(keys=("k2",)), 0)) == [1, 4]
-    assert seqs(bus.missed(Recorder(sessions=True), 1)) == [2, 3, 4]
+    assert seqs(await bus.missed(Recorder(), 0)) == [1]
+    assert seqs(await bus.missed(Recorder(keys=("k2",)), 0)) == [1, 4]
+    assert seqs(await bus.missed(Recorder(sessions=True), 1)) == [2, 3, 4]
 
 
-def test_missed_at_the_head_of_the_stream_is_empty() -> None:
+async def test_missed_at_the_head_of_the_stream_is_empty() -> None:
     bus = EventBus()
-    assert bus.missed(Recorder(), 0) == []
+    assert await bus.missed(Recorder(), 0) == []
     bus.publish("chat", {})
-    assert bus.missed(Recorder(), 1) == []
+    assert await bus.missed(Recorder(), 1) == []
 
 
-def test_missed_with_another_boot_id_is_refused() -> None:
+async def test_missed_with_another_boot_id_is_refused() -> None:
     bus = EventBus()
     bus.publish("chat", {})
-    assert seqs(bus.missed(Recorder(), 0, bus.boot_id)) == [1]
+    assert seqs(await bus.missed(Recorder(), 0, bus.boot_id)) == [1]
     with pytest.raises(EventsNotRetained, match="boot"):
-        bus.missed(Recorder(), 0, "another-boot")
+        await bus.missed(Recorder(), 0, "another-boot")
 
 
-def test_missed_ahead_of_the_stream_is_refused() -> None:
+async def test_missed_ahead_of_the_stream_is_refused() -> None:
     bus = EventBus()
     bus.publish("chat", {})
     with pytest.raises(EventsNotRetained, match="stream is at seq 1"):
-        bus.missed(Recorder(), 2)
+        await bus.missed(Recorder(), 2)
     with pytest.raises(EventsNotRetained):
-        bus.missed(Recorder(), -1)
+        await bus.missed(Recorder(), -1)
 
 
 def test_events_not_retained_is_a_not_found_clawline_error() -> None:
@@ -256,7 +258,7 @@ def test_retained_memory_stays_within_the_byte_cap() -> None:
     assert held <= cap + cap // 20 + 64 * 1024, f"{held} bytes held for a {cap}-byte cap"
 
 
-def test_a_replayed_event_carries_the_published_payload() -> None:
+async def test_a_replayed_event_carries_the_published_payload() -> None:
     bus = EventBus()
     published = bus.publish(
         "session.message",
@@ -265,7 +267,7 @@ def test_a_replayed_event_carries_the_published_payload() -> None:
         session_key="k1",
         drop_if_slow=True,
     )
-    (replayed,) = bus.missed(Recorder(keys=("k1",)), 0)
+    (replayed,) = await bus.missed(Recorder(keys=("k1",)), 0)
     assert replayed is not published
     assert replayed.frame() is published.frame()  # the same text, not a second encoding
     assert replayed.payload == published.payload

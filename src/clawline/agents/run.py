@@ -147,6 +147,12 @@ class Run:
     key_pending: bool = False
     """The run's idempotency key is in the store without its outcome yet (see
     :mod:`clawline.agents.run_keys`)."""
+    place: bool = False
+    """A spawned child's first run: on a shared store it may run on the least loaded instance
+    (:mod:`clawline.agents.handoff`)."""
+    owned: bool = False
+    """The store names this process's gateway instance as the run's owner (``run_owners``),
+    until the run's end hooks are done (:mod:`clawline.instances`)."""
     state: RunState = RunState.PENDING
     started_at: int | None = None
     stop: StopRequest | None = None
@@ -189,6 +195,8 @@ class SendAck:
     accepted_at: int
     session_key: str
     done: asyncio.Future[RunOutcome]
+    instance_id: str | None = None
+    """The gateway instance the run was handed to; ``None``: it runs here."""
 
     def to_json(self) -> JSONObject:
         """The ``chat.send`` answer."""

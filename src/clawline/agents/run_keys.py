@@ -141,17 +141,20 @@ class RunKeys:
 
 
 def lose_live_keys(store: Store, *, now: int, ttl_ms: int, error: str, batch: int) -> int:
-    """Blocking, before any run starts: give every live key (its run died with the previous
-    process) the outcome of a failed run with ``error``, ended ``now`` and kept ``ttl_ms``;
-    ``batch`` keys per transaction. Returns how many."""
+    """Blocking (recovery): give every live key whose run no running gateway instance answers
+    for (it died with its instance) the outcome of a failed run with ``error``, ended ``now``
+    and kept ``ttl_ms``; ``batch`` keys per transaction. Returns how many."""
     lost = 0
     after: str | None = None
     while True:
         records = store.idempotency.live(after, batch)
         if not records:
             return lost
+        answered = store.run_owners.answered_runs([record.run_id for record in records])
         with store.transaction() as tx:
             for record in records:
+                if record.run_id in answered:
+                    continue
                 outcome = RunOutcome(
                     run_id=record.run_id,
                     session_key=record.session_key,

@@ -42,12 +42,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from clawline import keys
 from clawline.agents.execution import RunExecution
+from clawline.agents.handoff import (
+    HANDOFF_BATCH,
+    REMOTE_POLL_S,
+    HandedRun,
+    RunPlacement,
+    handoff_request,
+    run_from_handoff,
+)
 from clawline.agents.idempotency import (
     IdempotencyCache,
     dedupe_key,
@@ -79,6 +89,7 @@ from clawline.clock import wait_for
 from clawline.config import AgentsConfig, AgentsSection, effective_timeout_ms
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
+from clawline.records.instance import RunHandoff
 from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import Cause
@@ -88,12 +99,24 @@ if TYPE_CHECKING:
     from clawline.clock import Clock
     from clawline.events import DomainEvents
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.store.base import Store
+    from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers
 
 log = logging.getLogger("clawline.agents")
 
 RunEndHook: TypeAlias = Callable[[Run, RunOutcome], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What a run's accepting transaction wrote: the session id, the user message (``None``
+    when it was already there), and the instance the run was handed to (``None``: here)."""
+
+    session_id: str
+    event: TranscriptEvent | None
+    target: str | None
+
+
 RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
 
 
@@ -115,6 +138,7 @@ class RunManager:
         providers: ProviderRegistry,
         tools: ToolRegistry,
         runner: Runner | None = None,
+        placement: RunPlacement | None = None,
     ) -> None:
         self._catalog = catalog
         self._workers = workers
@@ -137,6 +161,13 @@ class RunManager:
         self._shutdown_hooks: list[Callable[[], Awaitable[None]]] = []
         self._hook_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
+        self._placement = placement
+        """Where runs run on a store several gateways share (:mod:`clawline.agents.handoff`);
+        ``None``: always here."""
+        self._remote: dict[str, Run] = {}
+        """Runs accepted here and handed to another instance, until they end there."""
+        self._handoff_hooks: list[Callable[[StoreTransaction, Run, str], bool]] = []
+        self._adopt_hooks: list[Callable[[HandedRun], None]] = []
         self._execution = RunExecution(
             catalog=catalog,
             store=store,
@@ -228,9 +259,12 @@ class RunManager:
         thinking: str | None = None,
         bypass_queue: bool = False,
         existing_message_seq: int | None = None,
+        place: bool = False,
     ) -> SendAck:
         """Accept a message for a session; see the module docstring. ``bypass_queue`` runs it
         on the session's nested lane, beside (not behind) the session's other runs.
+        ``place``: a spawned child's first run, which may run on the least loaded instance of
+        a shared store (:mod:`clawline.agents.handoff`).
         ``existing_message_seq``: ``message`` is already the transcript's message at that seq
         (the session must exist); it is neither appended nor published again."""
         if self._closed:
@@ -269,6 +303,7 @@ class RunManager:
             thinking=thinking,
             bypass_queue=bypass_queue,
             message_seq=existing_message_seq,
+            place=place,
         )
         self._active[dedupe] = run
         # Shielded: once the key is reserved, a cancelled caller must not leave half a send.
@@ -311,37 +346,64 @@ class RunManager:
             done=run.done,
         )
 
-    def _prepare_now(
-        self, run: Run, data: JSONObject
-    ) -> tuple[str, TranscriptEvent] | IdempotencyRecord:
+    def _prepare_now(self, run: Run, data: JSONObject) -> _Prepared | IdempotencyRecord:
         """On the store thread, in one transaction: claim the run's idempotency key, create
-        the entry when missing, append the user message. A key the store already holds is
+        the entry when missing, decide where the run runs, record its owner, append the user
+        message (and the handoff, when it runs elsewhere). A key the store already holds is
         returned instead (nothing written)."""
         key = run.session_key
         with self._catalog.transaction() as work:
-            held = self._keys.claim(work.tx, run)
+            tx = work.tx
+            held = self._keys.claim(tx, run)
             if held is not None:
                 return held
-            entry = work.tx.get(key)
+            entry = tx.get(key)
             if entry is None:
                 entry = work.patch(key, {}, cause=Cause("create")).after
                 assert entry is not None
+            target = self._target(tx, run)
+            tx.run_owners.add(run.run_id, key, run.accepted_at, target)
             event = work.append(key, MESSAGE_EVENT, data, run_id=run.run_id)
-        return entry.session_id, event
+            if target is not None:
+                run.message_seq = event.seq
+                self._hand_off(tx, run, target, key_stored=True)
+        return _Prepared(entry.session_id, event, target)
 
-    def _existing_now(self, key: str) -> tuple[str, None]:
-        """On the store thread: the session id of a session whose message is already written."""
-        return self._catalog.require(key).session_id, None
+    def _existing_now(self, run: Run) -> _Prepared:
+        """On the store thread: for a run whose message is already written, the session id,
+        where the run runs, and its owner (and handoff) recorded."""
+        key = run.session_key
+        session_id = self._catalog.require(key).session_id
+        with self._catalog.transaction() as work:
+            tx = work.tx
+            tx.get(key)  # the session's row, locked: see clawline.agents.handoff
+            target = self._target(tx, run)
+            tx.run_owners.add(run.run_id, key, run.accepted_at, target)
+            if target is not None:
+                self._hand_off(tx, run, target, key_stored=False)
+        return _Prepared(session_id, None, target)
+
+    def _target(self, tx: StoreTransaction, run: Run) -> str | None:
+        if self._placement is None or run.bypass_queue:
+            return None  # a nested-lane step runs beside its session's turn, where it is asked
+        return self._placement.target(tx, run, self._clock.now_ms())
+
+    def _hand_off(self, tx: StoreTransaction, run: Run, target: str, *, key_stored: bool) -> None:
+        watch = False
+        for hook in self._handoff_hooks:
+            watch = hook(tx, run, target) or watch
+        request = handoff_request(run, key_stored=key_stored, watch=watch)
+        tx.handoffs.add(run.run_id, run.session_key, target, self._clock.now_ms(), request)
 
     async def _accept(self, run: Run) -> SendAck:
         data = user_message(run.message, run.attachments)
         data["runId"] = run.run_id
-        prepared: tuple[str, TranscriptEvent | None] | IdempotencyRecord
+        prepared: _Prepared | IdempotencyRecord
         try:
             if run.message_seq is None:
                 prepared = await self._workers.run(self._prepare_now, run, data)
             else:
-                prepared = await self._workers.run(self._existing_now, run.session_key)
+                prepared = await self._workers.run(self._existing_now, run)
         except BaseException as error:
             self._active.pop(run.dedupe_key, None)
             run.state = RunState.ENDED
@@ -349,16 +411,103 @@ class RunManager:
             raise
         if isinstance(prepared, IdempotencyRecord):
             return self._held(run, prepared)
-        run.key_pending = run.message_seq is None
-        session_id, event = prepared
-        run.session_id = session_id
-        if event is not None:
-            run.message_seq = event.seq
+        run.session_id = prepared.session_id
+        if prepared.event is not None:
+            run.message_seq = prepared.event.seq
+        if prepared.target is not None:
+            return self._watch_remote(run, prepared.target, keyed=prepared.event is not None)
+        run.key_pending = prepared.event is not None
+        run.owned = True
         if run.stop is None and not self._closed:
             self._lanes.enqueue(run)
         if run.state is RunState.PENDING:
             self._execution.end_unstarted(run)
         return self._ack(run, "started")
+
+    # --- runs on other instances ---------------------------------------------------------
+
+    def on_handoff(self, hook: Callable[[StoreTransaction, Run, str], bool]) -> None:
+        """Call ``hook(tx, run, target)`` in the transaction that hands ``run`` to another
+        instance (a sub-agent record moves its owner with its run); a hook answering ``True``
+        asks the target to watch the run (:attr:`HandedRun.watch`)."""
+        self._handoff_hooks.append(hook)
+
+    def on_adopt(self, hook: Callable[[HandedRun], None]) -> None:
+        """Call ``hook(handed)`` when a run handed to this instance is about to be queued
+        here."""
+        self._adopt_hooks.append(hook)
+
+    def _watch_remote(self, run: Run, target: str, *, keyed: bool) -> SendAck:
+        """``run`` runs on ``target``: keep it as in flight here until it has ended there
+        (``keyed``: its idempotency key is stored, with the outcome once it ended)."""
+        run.state = RunState.QUEUED
+        self._remote[run.run_id] = run
+        self.spawn_background(self._await_remote(run, keyed), name=f"remote run {run.run_id}")
+        return replace(self._ack(run, "started"), instance_id=target)
+
+    async def _await_remote(self, run: Run, keyed: bool) -> None:
+        try:
+            for delay in itertools.chain(REMOTE_POLL_S, itertools.repeat(REMOTE_POLL_S[-1])):
+                await self._clock.sleep(delay)
+                outcome = await self._workers.run(self._remote_end_now, run, keyed)
+                if outcome is not None:
+                    self._remote_ended(run, outcome)
+                    return
+        finally:
+            self._remote.pop(run.run_id, None)
+            if self._active.get(run.dedupe_key) is run:
+                del self._active[run.dedupe_key]
+
+    def _remote_end_now(self, run: Run, keyed: bool) -> RunOutcome | None:
+        store = self._catalog.store
+        if store.run_owners.answered_runs([run.run_id]):
+            return None
+        found = self._keys.find_now(run.run_id) if keyed else None
+        if found is not None:
+            return found
+        return RunOutcome(
+            run_id=run.run_id,
+            session_key=run.session_key,
+            status="done",
+            accepted_at=run.accepted_at,
+            started_at=None,
+            ended_at=self._clock.now_ms(),
+            stop_reason="stop",
+        )
+
+    def _remote_ended(self, run: Run, outcome: RunOutcome) -> None:
+        run.state = RunState.ENDED
+        if replayable(outcome):
+            self._cache.put(run.dedupe_key, outcome)
+        self._resolve(run, outcome)
+
+    async def take_handoffs(self) -> int:
+        """Claim the runs other instances handed to this one and queue them here; how many
+        (:mod:`clawline.agents.handoff`)."""
+        if self._closed or self._placement is None:
+            return 0
+        claimed = await self._workers.run(self._claim_now)
+        handed = [run_from_handoff(handoff, session_id) for handoff, session_id in claimed]
+        for item in handed:
+            run = item.run
+            self._active[run.dedupe_key] = run
+            for hook in self._adopt_hooks:
+                hook(item)
+            run.accepted.set()
+            self._lanes.enqueue(run)
+        return len(handed)
+
+    def _claim_now(self) -> list[tuple[RunHandoff, str]]:
+        assert self._placement is not None
+        handed: list[tuple[RunHandoff, str]] = []
+        with self._catalog.transaction() as work:
+            for handoff in work.tx.handoffs.claim(self._placement.instance_id, HANDOFF_BATCH):
+                entry = work.tx.get(handoff.session_key)
+                if entry is None:  # deleted meanwhile: nothing to run
+                    work.tx.run_owners.remove([handoff.run_id])
+                    continue
+                handed.append((handoff, entry.session_id))
+        return handed
 
     def _held(self, run: Run, record: IdempotencyRecord) -> SendAck:
         """The store already holds the run's key (a previous process's run, or one the cache
@@ -401,6 +550,7 @@ class RunManager:
         if replayable(outcome):
             self._cache.put(run.dedupe_key, outcome)
         self._resolve(run, outcome)
+        hooks: list[asyncio.Future[None]] = []
         for hook in list(self._end_hooks):
             try:
                 pending = hook(run, outcome)
@@ -411,6 +561,30 @@ class RunManager:
                 task = asyncio.ensure_future(pending)
                 self._hook_tasks.add(task)
                 task.add_done_callback(self._hook_done)
+                hooks.append(task)
+        if run.owned:
+            run.owned = False
+            self._release_later(run, hooks)
+
+    def _release_later(self, run: Run, hooks: Sequence[asyncio.Future[None]]) -> None:
+        """Once the run's end hooks are done (its sub-agent record ended, its completion
+        queued), remove its owner row: until then a crash leaves it to recovery."""
+
+        async def release() -> None:
+            if hooks:
+                await asyncio.wait(hooks)
+            try:
+                await self._workers.run(self._release_now, run.run_id)
+            except Exception as error:
+                log.warning("run %s: owner not released: %s", run.run_id, error)
+
+        task = asyncio.ensure_future(release())
+        self._hook_tasks.add(task)
+        task.add_done_callback(self._hook_tasks.discard)
+
+    def _release_now(self, run_id: str) -> None:
+        with self._catalog.store.transaction() as tx:
+            tx.run_owners.remove([run_id])
 
     def _settle_later(self, run: Run, outcome: RunOutcome) -> None:
         """Store the outcome of the run's key in a task of its own (:meth:`shutdown` waits)."""

@@ -16,10 +16,12 @@ loop, one task in the runtime's background group, sends them:
 - it sleeps until the next row is due or :meth:`OutboxDelivery.wake` is called (the runtime
   wakes it when a commit queued rows).
 
-Exactly once, as the user sees it: a row is marked delivered in the transaction right after the
-channel accepted it. A crash between the two sends it again on the next start; adapters whose
-channel takes an idempotency key (Matrix's transaction id, the webhook's ``Idempotency-Key``)
-pass the row's id, so the channel drops the repeat.
+Exactly once, as the user sees it: each attempt first claims its row for :data:`CLAIM_MS` (one
+conditional ``UPDATE``: of several gateway instances sharing the store, one gets it), and the
+row is marked delivered in the transaction right after the channel accepted it. A crash between
+the two sends it again once the claim has run out; adapters whose channel takes an idempotency
+key (Matrix's transaction id, the webhook's ``Idempotency-Key``) pass the row's id, so the
+channel drops the repeat.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ MAX_ATTEMPTS = 10
 BASE_BACKOFF_MS = 1_000
 MAX_BACKOFF_MS = 5 * 60 * 1000
 BUSY_RECHECK_S = 1.0
+CLAIM_MS = 30_000
+"""A delivery attempt's claim on its row: gateway instances sharing the store leave a claimed
+row alone this long (:meth:`OutboxWrites.claim <clawline.store.outbox.OutboxWrites.claim>`)."""
 """The longest the loop waits, with rows due behind busy conversations, before it looks again."""
 IDLE_WAKE_S = 60.0
 """The longest the loop sleeps with nothing due (it is woken for new rows anyway)."""
@@ -151,6 +156,9 @@ class OutboxDelivery:
     async def _deliver(self, item: OutboxItem) -> bool:
         """Attempt ``item``; whether the conversation may take the next message now."""
         assert item.id is not None
+        now = self._clock.now_ms()
+        if not await self._workers.run(self._claim, item.id, now, now + CLAIM_MS):
+            return False  # another gateway instance is attempting it: wait behind it
         adapter = self._channels.get(item.target.channel)
         if adapter is None:
             await self._fail(item, f"channel {item.target.channel} is not configured")
@@ -181,6 +189,10 @@ class OutboxDelivery:
         assert item.id is not None
         await self._workers.run(self._write, "failed", item.id, self._clock.now_ms(), reason)
         log.warning("outbox #%s to %s failed for good: %s", item.id, item.target.describe(), reason)
+
+    def _claim(self, item_id: int, now: int, until: int) -> bool:
+        with self._store.transaction() as tx:
+            return tx.outbox.claim(item_id, now, until)
 
     def _write(self, what: str, item_id: int, at: int, value: str | None) -> None:
         with self._store.transaction() as tx:

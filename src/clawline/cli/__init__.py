@@ -5,7 +5,8 @@ the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit
 ``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
 and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
 (the plugins a gateway would load), ``devices`` (device pairing), ``configuration`` (``config
-show`` and ``config check``), ``channels`` (the channels and their outbox). The JSON
+show`` and ``config check``), ``channels`` (the channels and their outbox), ``instances`` (the
+gateway instances of the store). The JSON
 output format is documented in docs/cli.md.
 """
 
@@ -17,6 +18,7 @@ from clawline.cli.configuration import config
 from clawline.cli.devices import devices
 from clawline.cli.edit import create_session, patch_session
 from clawline.cli.gateway import gateway
+from clawline.cli.instances import instances
 from clawline.cli.plugins import plugins
 from clawline.cli.root import cli
 from clawline.cli.sessions import sessions
@@ -32,6 +34,7 @@ cli.add_command(plugins)
 cli.add_command(devices)
 cli.add_command(config)
 cli.add_command(channels)
+cli.add_command(instances)
 
 
 def main() -> None:

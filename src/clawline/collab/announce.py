@@ -210,11 +210,14 @@ class Announcer:
         if failures is not None and now < failures.retry_at and not force:
             return None
         try:
-            outcome = await self._workers.run(self._deliver_now, requester, now)
+            outcome = await self._workers.run(self._deliver_now, requester, now, force)
         except ClawlineError as error:
             self._failed(requester, now, error)
             return None
         self._failures.pop(requester, None)
+        if isinstance(outcome, _BusyElsewhere):
+            self._waiting.add(requester)
+            return None
         if isinstance(outcome, str):  # handed to the requester's own requester
             self._waiting.discard(requester)
             self.kick(outcome)
@@ -232,9 +235,12 @@ class Announcer:
         self._failures[requester] = _Failures(count, now + delay)
         log.warning("announce to %s failed (attempt %d): %s", requester, count, error)
 
-    def _deliver_now(self, requester: str, now: int) -> Delivery | str | None:
+    def _deliver_now(
+        self, requester: str, now: int, force: bool = False
+    ) -> Delivery | str | _BusyElsewhere | None:
         """On the store thread: the delivery transaction (module docstring). Returns the
-        delivery, the requester the rows were handed to, or ``None``."""
+        delivery, the requester the rows were handed to, :data:`_BUSY_ELSEWHERE` (unless
+        ``force``) while another gateway instance runs the requester, or ``None``."""
         for _ in range(3):
             try:
                 with self._catalog.transaction() as work:
@@ -244,6 +250,10 @@ class Announcer:
                     entry = work.tx.get(requester)
                     if entry is None:
                         return self._orphaned(work, requester, rows, now)
+                    if not force and work.tx.run_owners.session_owner(
+                        requester, besides=self._store.instance_id
+                    ):
+                        return _BUSY_ELSEWHERE
                     return self._append(work, entry, rows, now)
             except _Raced:
                 continue
@@ -465,6 +475,13 @@ class Announcer:
     def pending_requesters(self) -> set[str]:
         """Requesters known to be waiting for a delivery (for tests and diagnostics)."""
         return set(self._waiting)
+
+
+class _BusyElsewhere:
+    """The requester runs on another gateway instance: it is not idle."""
+
+
+_BUSY_ELSEWHERE = _BusyElsewhere()
 
 
 def _event(row: InboxItem) -> JSON:

@@ -1,6 +1,9 @@
-"""Start-up recovery: what a crash (or a shutdown mid-run) left behind (design-agents.md).
+"""Recovery: what a crash (or a shutdown mid-run) left behind (design-agents.md).
 
-Runs live in memory, so after a restart nothing is running. Before the gateway serves:
+Runs live in the memory of the gateway instance that accepted them, so what a gone instance
+left active is running nowhere. Recovery ends what **no running instance answers for**
+(:mod:`clawline.instances`: its run owners and its active sub-agent records), and leaves the
+rest alone — the runs of the other instances sharing a PostgreSQL store:
 
 1. every sub-agent run record still active is ended as lost — outcome ``{status:"error",
    error:"lost: gateway restarted"}``, task ``lost`` with that error — with an inbox row for its
@@ -18,11 +21,12 @@ Runs live in memory, so after a restart nothing is running. Before the gateway s
 stopped, with the error ``lost: gateway stopped`` (and a ``shutdown:`` log line), so no task
 stays ``running`` until the next start; the completions it queues are delivered then.
 
-Recovery only ever touches runs of a gateway that is provably gone: it runs in the gateway's
-lifespan, which :func:`clawline.gateway.server.serve` starts only once it holds the store's
-instance lock (:mod:`clawline.store.instance_lock`). The lock is released by the kernel or the
-database server when its holder dies, so holding it proves that whoever left these runs active
-is no longer running them; a second gateway on the store is refused before it gets here.
+It runs at start-up (after the instance registered, :meth:`Announcer.start`), at a clean stop
+(after the instance marked itself stopped), and on a shared store whenever this instance took
+over another whose lease lapsed. Only instances provably gone stop *running*: an exclusive
+store's next holder (SQLite's ``flock``), a clean stop, or a take-over after a lapsed lease.
+Passes may overlap (two instances, or a start beside a take-over): every record is re-read and
+ended only while active, and the inbox keeps one completion per run.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ from clawline.agents.run_keys import lose_live_keys
 from clawline.collab.completion import LOST_ERROR, end_record, lost_ending
 from clawline.errors import SessionNotFound
 from clawline.records.collab import SubagentRun
+from clawline.sessions.catalog import Cause
 from clawline.store.base import SessionQuery
+from clawline.store.cursor import Position
 
 if TYPE_CHECKING:
     from clawline.clock import Clock
@@ -108,7 +114,9 @@ class StartupRecovery:
         """Blocking: run on a store worker, before any run starts (or after every run ended)."""
         now = self._clock.now_ms()
         store = self._store
-        active = store.runs.active()
+        with store.transaction() as tx:
+            tx.handoffs.drop_unanswered()  # their runs' owners are unanswered too: ended below
+        active = store.runs.unanswered()
         lost: list[str] = []
         announced = 0
         for start in range(0, len(active), RECOVERY_BATCH):
@@ -123,7 +131,13 @@ class StartupRecovery:
             error=error,
             batch=RECOVERY_BATCH,
         )
+        self._release_owners()
         return Recovery(lost=lost, announced=announced, sessions_failed=failed, keys_lost=keys_lost)
+
+    def _release_owners(self) -> None:
+        while owners := self._store.run_owners.unanswered(RECOVERY_BATCH):
+            with self._store.transaction() as tx:
+                tx.run_owners.remove([owner.run_id for owner in owners])
 
     def _lose(self, batch: Sequence[SubagentRun], now: int, error: str) -> tuple[list[str], int]:
         lost: list[str] = []
@@ -152,23 +166,29 @@ class StartupRecovery:
                         record.child_session_key,
                         {"status": "failed", "endedAt": now, "abortedLastRun": True},
                         create=False,
+                        cause=Cause("send", "error", record.run_id),
                     )
         return lost, announced
 
     def _fail_running(self, now: int) -> int:
         failed = 0
-        seen: set[str] = set()
+        query = SessionQuery(status="running")
+        after: Position | None = None
         while True:
-            page = self._store.page(SessionQuery(status="running"), None, RECOVERY_BATCH)
-            entries = [entry for entry in page.entries if entry.key not in seen]
-            if not entries:
+            page = self._store.page(query, after, RECOVERY_BATCH)
+            keys = [entry.key for entry in page.entries]
+            answered = self._store.run_owners.answered_sessions(keys)
+            entries = [entry for entry in page.entries if entry.key not in answered]
+            if entries:
+                with self._catalog.transaction() as work:
+                    for entry in entries:
+                        work.patch(
+                            entry.key,
+                            {"status": "failed", "endedAt": now, "abortedLastRun": True},
+                            create=False,
+                            cause=Cause("send", "error"),
+                        )
+                        failed += 1
+            if page.next is None:
                 return failed
-            with self._catalog.transaction() as work:
-                for entry in entries:
-                    seen.add(entry.key)
-                    work.patch(
-                        entry.key,
-                        {"status": "failed", "endedAt": now, "abortedLastRun": True},
-                        create=False,
-                    )
-                    failed += 1
+            after = page.next

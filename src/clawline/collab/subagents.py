@@ -55,6 +55,7 @@ from clawline.types import JSON
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from clawline.agents.handoff import HandedRun
     from clawline.agents.run import SendAck
     from clawline.agents.run_manager import RunManager
     from clawline.clock import Clock
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
-    from clawline.store.base import Store
+    from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
@@ -106,6 +107,8 @@ class SubagentRegistry:
         self._main_key = main_key
         self._watched: set[str] = set()
         """Run ids of children this process started and whose end is not written yet."""
+        runs.on_handoff(self._moved)
+        runs.on_adopt(self._adopted)
         self._deferred: dict[str, tuple[str, RunOutcome]] = {}
         """Orchestrator session key -> (its record's run id, its latest turn's outcome) while
         its descendants are pending."""
@@ -180,7 +183,7 @@ class SubagentRegistry:
         re-raise."""
         self._watched.add(plan.run_id)
         try:
-            return await self._runs.send(
+            ack = await self._runs.send(
                 session_key=plan.child_key,
                 message=plan.message(),
                 idempotency_key=plan.run_id,
@@ -189,11 +192,29 @@ class SubagentRegistry:
                 extra_system_prompt=extra_system_prompt,
                 timeout_ms=plan.timeout_ms,
                 thinking=plan.thinking,
+                place=True,
             )
         except BaseException:
             self._watched.discard(plan.run_id)
             await self.discard(plan)
             raise
+        if ack.instance_id is not None:  # the instance it was handed to watches it
+            self._watched.discard(plan.run_id)
+        return ack
+
+    @staticmethod
+    def _moved(tx: StoreTransaction, run: Run, target: str) -> bool:
+        """In the transaction that hands ``run`` to instance ``target``: its active record (a
+        child's first run) moves there too, and ``target`` watches the run."""
+        record = tx.runs.get(run.run_id)
+        if record is None or not record.active:
+            return False
+        tx.runs.update(replace(record, instance_id=target))
+        return True
+
+    def _adopted(self, handed: HandedRun) -> None:
+        if handed.watch:
+            self._watched.add(handed.run.run_id)
 
     async def discard(self, plan: ChildPlan) -> None:
         """Delete a provisional child with its record and task."""

@@ -1096,6 +1096,10 @@ class GatewayConfig(Section):
     """Host names the gateway answers to besides IP literals and ``localhost``."""
     url: Text | None = None
     """The gateway clients (``clawline sessions``, ``clawline acp``) connect to."""
+    instance_lease_ms: Int = Field(15_000, ge=200, le=3_600_000)
+    """How long a gateway instance counts as alive after its last heartbeat (it beats five
+    times per lease). On a PostgreSQL store shared by several gateways, the others take over
+    an instance's runs once its lease lapsed (``clawline instances``)."""
 
     @field_validator("token")
     @classmethod

@@ -33,6 +33,7 @@ from clawline.gateway.projection import WireProjection
 from clawline.gateway.registry import MethodRegistry
 from clawline.gateway.telegram_endpoint import telegram_routes
 from clawline.gateway.webhook_endpoint import webhook_routes
+from clawline.store.workers import StoreWorkers
 from clawline.types import JSONObject
 from clawline.web.http import web_routes
 
@@ -44,13 +45,12 @@ if TYPE_CHECKING:
     from clawline.channels.thread_bindings.living import ThreadBindings
     from clawline.clock import Clock
     from clawline.events import DomainEvents
+    from clawline.instances import InstanceRegistration
     from clawline.pairing.registry import PairingRegistry
     from clawline.plugins.manager import PluginManager
     from clawline.sessions.catalog import SessionCatalog
     from clawline.sessions.listing_rows import RowCache
     from clawline.store.base import Store
-    from clawline.store.instance_lock import InstanceHolder, InstanceLock
-    from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
 
 log = logging.getLogger("clawline.gateway")
@@ -97,8 +97,7 @@ class Gateway:
         channels: ChannelRegistry,
         row_cache: RowCache,
         pairings: PairingRegistry,
-        instance_lock: InstanceLock,
-        holder: InstanceHolder,
+        instance: InstanceRegistration,
         state_dir: Path,
         start_parts: Callable[[], Awaitable[None]],
         stop_parts: Callable[[], Awaitable[None]],
@@ -128,9 +127,9 @@ class Gateway:
         self.row_cache = row_cache
         self.pairings = pairings
         """Device pairings: the handshake's admission and the revocation watch."""
-        self.instance_lock = instance_lock
-        self.holder = holder
-        """Who :attr:`instance_lock` says holds the store (the URL is recorded once serving)."""
+        self.instance = instance
+        """This process among the store's gateway instances (the URL is recorded once
+        serving)."""
         self.state_dir = state_dir
         """Where ``gateway.json`` (this gateway's URL, for local clients) is written."""
         self.start_parts = start_parts
@@ -139,8 +138,20 @@ class Gateway:
         self.stop_parts = stop_parts
         """Take it down again (runs ended, loops stopped, the lock released); awaited by
         ``serve()`` after it served."""
-        self.bus = EventBus(clock=clock)
-        """The numbered, replayable stream of frames the connections receive."""
+        event_log = store.event_log()
+        self.event_workers = (
+            StoreWorkers(None, threads=2, name="clawline-events") if event_log else None
+        )
+        """The event log's own threads (its writer and its reader), so the stream never waits
+        behind the store's work; closed by ``serve()`` once the stream has stopped."""
+        self.bus = EventBus(
+            clock=clock,
+            event_log=event_log,
+            instance_id=instance.instance_id,
+            workers=self.event_workers,
+        )
+        """The numbered, replayable stream of frames the connections receive; the stream of
+        every gateway instance on the store when it has an event log (PostgreSQL)."""
         self.projection = WireProjection(
             bus=self.bus, store=store, workers=workers, clock=clock, is_active=runs.has_active_run
         )
@@ -203,7 +214,12 @@ class Gateway:
         return {
             "type": "hello-ok",
             "protocol": info.protocol,
-            "server": {"version": __version__, "connId": connection.id, "bootId": bus.boot_id},
+            "server": {
+                "version": __version__,
+                "connId": connection.id,
+                "bootId": bus.boot_id,
+                "instanceId": self.instance.instance_id,
+            },
             "features": self.features(),
             "snapshot": self.snapshot(),
             "auth": auth,
@@ -232,6 +248,14 @@ class Gateway:
             audience=Audience.OPERATORS,
             drop_if_slow=True,
             retain=False,
+        )
+
+    async def prune_events(self) -> None:
+        """Delete the shared event stream's events past its retention (``event_retention_s``,
+        the newest ``event_retention_min_events`` kept however old)."""
+        await self.bus.prune(
+            retention_ms=int(self.settings.event_retention_s * 1000),
+            keep_at_least=self.settings.event_retention_min_events,
         )
 
     async def recheck_pairings(self) -> None:
@@ -270,6 +294,12 @@ def create_app(gateway: Gateway) -> Starlette:
                     settings.pairing_check_interval_s,
                     gateway.recheck_pairings,
                     name="pairing watch",
+                )
+            )
+        if gateway.bus.shared:
+            loops.append(
+                gateway.background.every(
+                    settings.event_prune_interval_s, gateway.prune_events, name="event log prune"
                 )
             )
         gateway.ready = True

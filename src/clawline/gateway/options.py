@@ -50,6 +50,13 @@ class GatewaySettings:
     """How long a closing connection waits for its cancelled requests to finish."""
     pairing_check_interval_s: float = 2.0
     """How often a ``require_device`` gateway re-reads its connected devices' pairings."""
+    event_retention_s: float = 3600.0
+    """A store shared by several gateway instances (PostgreSQL) keeps the event stream in its
+    event log for replays (``events.replay``, ``sessions.subscribe {afterSeq}``) this long…"""
+    event_retention_min_events: int = 10_000
+    """…and keeps the newest this many events however old they are."""
+    event_prune_interval_s: float = 60.0
+    """How often the gateway deletes the event log's events past that retention."""
 
     @property
     def host(self) -> str:

@@ -17,12 +17,16 @@ This module alone knows those shapes:
   numbers its ``chat`` payloads 1, 2, … and, separately, its ``agent`` payloads.
 
 Events are projected in the order they were published, by one task (:meth:`run`), because a
-listing row needs a store read (its children and derived title, on a store worker). The row is
-as of the event: its entry is the one the event carries (as committed), and the session's run
-state and ``ts`` are taken when the event is published. :meth:`caught_up` waits until
-everything published so far is on the bus: the connection awaits it before it answers a
-request, so the events a request caused reach the client before its response, as they did when
-methods published them themselves.
+listing row needs a store read (its children and derived title, on a store worker). What queued
+up while the last batch was projected is projected together, its rows read in one store call
+with a constant number of queries (a burst of spawns costs a few reads, not one per event, and a
+request waiting for its events is not held up by a queue of reads). The row is as of the event:
+its entry is the one the event carries (as committed), and the session's run state and ``ts``
+are taken when the event is published. :meth:`caught_up` waits until everything published so far
+is on the bus and delivered by it (a bus shared by several gateway instances delivers an event
+once it has read it back from the store): the connection awaits it before it answers a request,
+so the events a request caused reach the client before its response, as they did when methods
+published them themselves.
 
 Deltas (``chat`` delta, ``agent`` assistant, ``session.update`` delta) and the session events
 are *drop-if-slow*; lifecycle and terminal events never are.
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clawline.clock import Clock
@@ -56,6 +60,23 @@ from clawline.types import JSON, JSONObject
 log = logging.getLogger("clawline.gateway")
 
 CHAT_DELTA_INTERVAL_MS = 150
+PROJECTION_BATCH = 500
+"""The most queued events projected with one store call for their rows."""
+
+
+class _NoRow:
+    """The row of a session event could not be read: the event is not published."""
+
+
+_NO_ROW = _NoRow()
+
+
+def _always(key: str) -> bool:
+    return True
+
+
+def _never(key: str) -> bool:
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,24 +141,31 @@ class WireProjection:
         self._queue.put_nowait(_Queued(event, active, self._clock.now_ms()))
 
     async def run(self) -> None:
-        """Project queued events in order, until cancelled (the gateway owns this task)."""
+        """Project queued events in order, until cancelled (the gateway owns this task): what
+        has queued up meanwhile (at most :data:`PROJECTION_BATCH`) at a time, with the rows of
+        all of it read in one store call."""
         while True:
-            queued = await self._queue.get()
-            try:
-                await self._project(queued)
-            except Exception:
-                log.exception("projecting %s failed", type(queued.event).__name__)
+            batch = [await self._queue.get()]
+            while len(batch) < PROJECTION_BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            rows = await self._rows(batch)
+            for index, queued in enumerate(batch):
+                try:
+                    self._project(queued, rows.get(index, _NO_ROW))
+                except Exception:
+                    log.exception("projecting %s failed", type(queued.event).__name__)
             async with self._progress:
-                self._projected += 1
+                self._projected += len(batch)
                 self._progress.notify_all()
 
     async def caught_up(self) -> None:
-        """Wait until every event received so far is projected onto the bus."""
+        """Wait until every event received so far is projected onto the bus, and the bus has
+        delivered it (on a shared stream: once read back from the store)."""
         target = self._received
-        if self._projected >= target:
-            return
-        async with self._progress:
-            await self._progress.wait_for(lambda: self._projected >= target)
+        if self._projected < target:
+            async with self._progress:
+                await self._progress.wait_for(lambda: self._projected >= target)
+        await self._bus.caught_up()
 
     def close(self) -> None:
         """Drop the pending trailing deltas (the gateway is stopping)."""
@@ -147,12 +175,12 @@ class WireProjection:
 
     # --- projecting ----------------------------------------------------------------------------
 
-    async def _project(self, queued: _Queued) -> None:
+    def _project(self, queued: _Queued, row: JSONObject | _NoRow | None) -> None:
         event = queued.event
         if isinstance(event, SessionChanged):
-            await self._session_changed(event, queued)
+            self._session_changed(event, queued, row)
         elif isinstance(event, MessageAppended):
-            await self._message_appended(event, queued)
+            self._message_appended(event, queued, row)
         elif isinstance(event, RunText):
             self._run_text(event)
         elif isinstance(event, RunTool):
@@ -169,18 +197,48 @@ class WireProjection:
 
     # --- sessions ------------------------------------------------------------------------------
 
-    def _row_now(self, key: str, entry: SessionEntry | None, active: bool) -> JSONObject | None:
-        """On a store worker: the session's listing row (``None`` if it is gone); ``entry`` is
-        read when the event carries none."""
-        if entry is None:
-            entry = self._store.get(key)
-            if entry is None:
-                return None
-        builder = RowBuilder(self._store, lambda _key: active)
-        return builder.one(entry, RowOptions(derived_titles=True))
+    async def _rows(self, batch: Sequence[_Queued]) -> dict[int, JSONObject | _NoRow | None]:
+        """The listing rows the batch's session events need, by position in the batch (``None``
+        for a session that is gone; :data:`_NO_ROW` when the store could not be read)."""
+        wanted = [
+            (index, queued)
+            for index, queued in enumerate(batch)
+            if isinstance(queued.event, MessageAppended)
+            or (isinstance(queued.event, SessionChanged) and queued.event.deleted is None)
+        ]
+        if not wanted:
+            return {}
+        try:
+            return await self._workers.run(self._rows_now, wanted)
+        except Exception as error:  # a failing store must not stop the projection
+            log.warning("%d session event(s) not published: %s", len(wanted), error)
+            return {index: _NO_ROW for index, _ in wanted}
 
-    async def _row(self, key: str, entry: SessionEntry | None, active: bool) -> JSONObject | None:
-        return await self._workers.run(self._row_now, key, entry, active)
+    def _rows_now(self, wanted: list[tuple[int, _Queued]]) -> dict[int, JSONObject | _NoRow | None]:
+        """On a store worker: the rows of ``wanted``, each as of its event — the entry it
+        carries (read now when it carries none) and its session's run state when published."""
+        entries: dict[int, SessionEntry] = {}
+        missing: list[tuple[int, str]] = []
+        for index, queued in wanted:
+            event = queued.event
+            assert isinstance(event, SessionChanged | MessageAppended)
+            if event.entry is not None:
+                entries[index] = event.entry
+            else:
+                missing.append((index, event.session_key))
+        if missing:
+            found = self._store.get_many([key for _, key in missing])
+            entries.update({index: found[key] for index, key in missing if key in found})
+        out: dict[int, JSONObject | _NoRow | None] = {index: None for index, _ in wanted}
+        active = {index for index, queued in wanted if queued.active}
+        for running in (True, False):
+            part = [index for index in entries if (index in active) is running]
+            if not part:
+                continue
+            builder = RowBuilder(self._store, _always if running else _never)
+            rows = builder.build([entries[i] for i in part], RowOptions(derived_titles=True))
+            out.update(zip(part, rows, strict=True))
+        return out
 
     @staticmethod
     def _payload(key: str, row: JSONObject | None, fields: dict[str, JSON], ts: int) -> JSONObject:
@@ -192,15 +250,14 @@ class WireProjection:
             payload["session"] = row
         return payload
 
-    async def _session_changed(self, event: SessionChanged, queued: _Queued) -> None:
+    def _session_changed(
+        self, event: SessionChanged, queued: _Queued, row: JSONObject | _NoRow | None
+    ) -> None:
         key = event.session_key
-        try:
-            row = None
+        if isinstance(row, _NoRow):
             if event.deleted is None:
-                row = await self._row(key, event.entry, queued.active)
-        except Exception as error:  # a failing store must not stop the projection
-            log.warning("sessions.changed for %s not published: %s", key, error)
-            return
+                return  # its row could not be read (logged)
+            row = None
         fields: dict[str, JSON] = {
             "reason": event.reason,
             "phase": event.phase,
@@ -214,13 +271,12 @@ class WireProjection:
             drop_if_slow=True,
         )
 
-    async def _message_appended(self, event: MessageAppended, queued: _Queued) -> None:
+    def _message_appended(
+        self, event: MessageAppended, queued: _Queued, row: JSONObject | _NoRow | None
+    ) -> None:
         key = event.session_key
-        try:
-            row = await self._row(key, event.entry, queued.active)
-        except Exception as error:
-            log.warning("session.message for %s not published: %s", key, error)
-            return
+        if isinstance(row, _NoRow):
+            return  # its row could not be read (logged)
         message = message_json(event.event)
         fields: dict[str, JSON] = {
             "messageId": message["id"],

@@ -16,7 +16,8 @@ import uvicorn
 
 from clawline.errors import StoreError, StoreUnavailable
 from clawline.gateway.app import Gateway, create_app
-from clawline.store.instance_lock import InstanceHolder, InstanceLock, StoreLockLost
+from clawline.instances import InstanceRegistration
+from clawline.store.instance_lock import StoreLockLost
 
 log = logging.getLogger("clawline.gateway")
 
@@ -85,27 +86,39 @@ async def serve(
 
     Every gateway starts here, so this is where its parts start (``gateway.start_parts``, for a
     gateway built from a runtime :meth:`Runtime.start <clawline.runtime.Runtime.start>`: the
-    store's instance lock, then recovery) before it serves, and stop after it served; another
-    gateway holding the lock raises :class:`~clawline.store.instance_lock.StoreInUse`. Losing the
-    lock while serving stops the gateway and raises
-    :class:`~clawline.store.instance_lock.StoreLockLost` once it has stopped (security.md)."""
+    instance registration, then recovery) before it serves, and stop after it served; another
+    gateway holding a SQLite store's lock raises
+    :class:`~clawline.store.instance_lock.StoreInUse`. Losing the instance's lease (or lock)
+    while serving stops the gateway and raises
+    :class:`~clawline.store.instance_lock.StoreLockLost` once it has stopped
+    (:mod:`clawline.instances`)."""
     settings = gateway.settings
     sock = sock or bind_socket(settings.host, settings.port)
-    # The projection lives longer than the parts' start and stop: what recovery and the runs'
-    # endings tell becomes frames too.
+    try:
+        await gateway.bus.open()  # a shared stream's id and position, before any client
+    except BaseException:
+        if gateway.event_workers is not None:
+            gateway.event_workers.close()
+        sock.close()
+        raise
+    # The projection and the event stream live longer than the parts' start and stop: what
+    # recovery and the runs' endings tell becomes frames too (and reaches the other instances).
+    stream = asyncio.create_task(gateway.bus.run(), name="gateway-event-stream")
     projection = asyncio.create_task(gateway.project(), name="gateway-projection")
     try:
         await gateway.start_parts()
     except BaseException:
         await _cancel(projection)
+        await _cancel(stream)
+        if gateway.event_workers is not None:
+            gateway.event_workers.close()
         sock.close()
         raise
     try:
         await _serve_holding(
             gateway,
             sock,
-            lock=gateway.instance_lock,
-            holder=gateway.holder,
+            instance=gateway.instance,
             on_ready=on_ready,
             stop=stop,
             install_signal_handlers=install_signal_handlers,
@@ -116,6 +129,9 @@ async def serve(
         finally:
             await gateway.projection.caught_up()
             await _cancel(projection)
+            await _cancel(stream)
+            if gateway.event_workers is not None:
+                gateway.event_workers.close()
             sock.close()
 
 
@@ -129,8 +145,7 @@ async def _serve_holding(
     gateway: Gateway,
     sock: socket.socket,
     *,
-    lock: InstanceLock,
-    holder: InstanceHolder,
+    instance: InstanceRegistration,
     on_ready: Callable[[str], None] | None,
     stop: asyncio.Event | None,
     install_signal_handlers: bool,
@@ -165,9 +180,9 @@ async def _serve_holding(
                 return
             await asyncio.sleep(0.005)
         try:
-            await lock.record(holder.serving(url))
+            await instance.record(url)
         except (StoreError, StoreUnavailable) as error:
-            log.warning("could not record the URL with the instance lock: %s", error)
+            log.warning("could not record the URL with the instance registration: %s", error)
         _write_runtime_file(runtime_file, url)
         gateway.url = url
         log.info("listening on %s", url)
@@ -182,11 +197,11 @@ async def _serve_holding(
     lost: list[str] = []
 
     async def stop_when_lock_lost() -> None:
-        reason = await lock.watch()
+        reason = await instance.watch()
         lost.append(reason)
         log.critical(
-            "lost the instance lock of the store %s (%s): stopping, another gateway may take"
-            " the store over",
+            "lost the instance lease of the store %s (%s): stopping, another gateway may take"
+            " its runs over",
             gateway.store.location,
             reason,
         )
@@ -207,6 +222,6 @@ async def _serve_holding(
         _remove_runtime_file(runtime_file, url)
     if lost:
         raise StoreLockLost(
-            f"the gateway stopped: it lost the instance lock of {gateway.store.location}"
+            f"the gateway stopped: it lost the instance lease of {gateway.store.location}"
             f" ({lost[0]})"
         )

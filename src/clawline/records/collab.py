@@ -67,6 +67,9 @@ class SubagentRun:
     completion_announced_at: EpochMs | None = None
     task_id: str | None = None
     spawn_key: str | None = None
+    instance_id: str | None = None
+    """The gateway instance answering for the record while it is active (it watches the
+    child's run, and holds a deferred orchestrator's result): the one that wrote it."""
 
     @property
     def controller(self) -> str:

@@ -1,8 +1,8 @@
 """Session stores: one interface (:class:`Store`), two backends.
 
 - SQLite (default): a file in the state directory, WAL mode.
-- PostgreSQL: one catalog several processes can share (served by one gateway at a time,
-  :mod:`clawline.store.instance_lock`).
+- PostgreSQL: one catalog several processes can share, several gateway instances among them
+  (:mod:`clawline.instances`).
 
 :func:`open_store` picks the backend from a URL.
 """

@@ -42,6 +42,9 @@ class Dialect:
     json_in: Callable[[Any], Any]
     json_out: Callable[[Any], Any]
     lock: Lock = _no_lock
+    skip_locked: str = ""
+    """Appended to a claiming ``SELECT``: skip rows another transaction holds (``""`` where
+    one writer at a time is all there is)."""
 
     def q(self, statement: str) -> str:
         """``statement`` (written with ``?``) in this backend's placeholder style."""

@@ -117,6 +117,13 @@ class SqlOutboxWrites(_OutboxSql, OutboxWrites):
             [at, error, item_id],
         )
 
+    def claim(self, item_id: int, now: int, until: int) -> bool:
+        return self._update(
+            "UPDATE channel_outbox SET next_attempt_at = ?"
+            " WHERE id = ? AND status = 'pending' AND next_attempt_at <= ?",
+            [until, item_id, now],
+        )
+
     def postpone(self, item_id: int, at: int) -> bool:
         return self._update(
             "UPDATE channel_outbox SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",

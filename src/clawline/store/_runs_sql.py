@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from clawline.errors import Conflict
 from clawline.records.collab import SubagentRun
 from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
+from clawline.store._instances_sql import RUNNING_INSTANCES
 from clawline.store.collab import RunReads, RunWrites
 
 SPAWN_LOCK_CLASS = 0x636C7370
@@ -70,6 +72,14 @@ class SqlRunReads(_RunSql, RunReads):
     def active(self) -> list[SubagentRun]:
         return self._runs(f"{_SELECT} WHERE ended_at IS NULL ORDER BY created_at, run_id", [])
 
+    def unanswered(self) -> list[SubagentRun]:
+        return self._runs(
+            f"{_SELECT} WHERE ended_at IS NULL"
+            f" AND coalesce(instance_id, '') NOT IN ({RUNNING_INSTANCES})"
+            " ORDER BY created_at, run_id",
+            [],
+        )
+
     def archive_due(self, now: int, limit: int) -> list[SubagentRun]:
         return self._runs(
             f"{_SELECT} WHERE archive_at_ms <= ? AND cleanup_completed_at IS NULL"
@@ -86,11 +96,17 @@ class SqlRunReads(_RunSql, RunReads):
 
 
 class SqlRunWrites(_RunSql, RunWrites):
+    def __init__(self, execute: Execute, dialect: Dialect, instance_id: str | None) -> None:
+        super().__init__(execute, dialect)
+        self._instance_id = instance_id
+
     def get(self, run_id: str) -> SubagentRun | None:
         found = self._runs(f"{_SELECT} WHERE run_id = ?{self._d.for_update}", [run_id])
         return found[0] if found else None
 
     def insert(self, run: SubagentRun) -> None:
+        if run.instance_id is None:
+            run = replace(run, instance_id=self._instance_id)
         rows = self._execute(
             self._d.q(
                 f"INSERT INTO subagent_runs ({', '.join(RUN_COLUMNS)})"

@@ -36,8 +36,17 @@ if TYPE_CHECKING:  # collab imports this module
         TaskReads,
         TaskWrites,
     )
+    from clawline.store.event_log import EventLog
     from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
     from clawline.store.instance_lock import InstanceLock
+    from clawline.store.instances import (
+        HandoffReads,
+        HandoffWrites,
+        InstanceReads,
+        InstanceWrites,
+        RunOwnerReads,
+        RunOwnerWrites,
+    )
     from clawline.store.outbox import OutboxReads, OutboxWrites
     from clawline.store.pairing import PairingReads, PairingWrites
 
@@ -145,6 +154,11 @@ class StoreTransaction(abc.ABC):
     channel_cursors: ChannelCursorWrites
     """How far each channel account's inbound stream was read
     (:mod:`clawline.store.channel_cursors`)."""
+    instances: InstanceWrites
+    run_owners: RunOwnerWrites
+    handoffs: HandoffWrites
+    """The gateway instances, who answers for each run, and the runs handed from one
+    instance to another (:mod:`clawline.store.instances`)."""
 
     _committed: list[Callable[[], None]] | None = None
 
@@ -232,6 +246,15 @@ class Store(abc.ABC):
     channel_cursors: ChannelCursorReads
     """How far each channel account's inbound stream was read
     (:mod:`clawline.store.channel_cursors`)."""
+    instances: InstanceReads
+    run_owners: RunOwnerReads
+    handoffs: HandoffReads
+    """The gateway instances, who answers for each run, and the runs handed from one
+    instance to another (:mod:`clawline.store.instances`)."""
+    instance_id: str | None = None
+    """The gateway instance this process registered as (:mod:`clawline.instances`), set before
+    its first write: active sub-agent records and run owners written through this store are
+    stamped with it."""
 
     @property
     @abc.abstractmethod
@@ -254,6 +277,12 @@ class Store(abc.ABC):
     def instance_lock(self) -> InstanceLock:
         """A new (not yet taken) handle on the lock a gateway holds while it serves this store
         (:mod:`clawline.store.instance_lock`)."""
+
+    def event_log(self) -> EventLog | None:
+        """The event stream shared by the gateway instances on this store
+        (:mod:`clawline.store.event_log`); ``None`` for a store one gateway process serves
+        alone, whose bus numbers its events in memory."""
+        return None
 
     # --- sessions ------------------------------------------------------------------------
 

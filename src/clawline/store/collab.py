@@ -160,7 +160,12 @@ class RunReads(abc.ABC):
 
     @abc.abstractmethod
     def active(self) -> list[SubagentRun]:
-        """Every run that has not ended, oldest first (start-up recovery)."""
+        """Every run that has not ended, oldest first."""
+
+    @abc.abstractmethod
+    def unanswered(self) -> list[SubagentRun]:
+        """Every run that has not ended and that no running gateway instance answers for
+        (:mod:`clawline.instances`), oldest first (recovery)."""
 
     @abc.abstractmethod
     def archive_due(self, now: int, limit: int) -> list[SubagentRun]:

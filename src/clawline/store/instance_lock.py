@@ -1,17 +1,15 @@
-"""The live instance lock: one gateway per store (security.md, "One gateway per store").
+"""The instance lock: one gateway per SQLite store (security.md, "One gateway per store").
 
 A gateway takes its store's lock before it recovers anything or serves, and holds it for its
-whole life. Start-up recovery declares every active run of the store lost, which is only right
-when the gateway that ran them is provably gone; the lock is that proof. Each backend gives the
-lock a form the operating system or the database server releases by itself when the holder
-dies (:meth:`clawline.store.base.Store.instance_lock`):
+whole life (:meth:`clawline.store.base.Store.instance_lock`):
 
-- SQLite: ``flock`` on ``<database file>.lock``, released by the kernel with the process;
-- PostgreSQL: a session-level advisory lock per schema, on a connection of its own, released
-  by the server when that session ends (TCP keepalives end it when the holder's host dies).
-
-The holder writes who it is (:class:`InstanceHolder`) where a second gateway can read it, so the
-refusal (:class:`~clawline.errors.StoreInUse`) names the holder.
+- SQLite (:attr:`InstanceLock.exclusive`): ``flock`` on ``<database file>.lock``, released by the
+  kernel with the process. Holding it proves that whoever left runs active is gone, so start-up
+  recovery may end them all. The holder writes who it is (:class:`InstanceHolder`) where a
+  second gateway can read it, so the refusal (:class:`~clawline.errors.StoreInUse`) names the
+  holder.
+- PostgreSQL: several gateways share the store (:class:`SharedStoreLock`, never refused); they
+  coordinate through their registration and leases instead (:mod:`clawline.instances`).
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ import json
 import os
 import socket
 import time
+import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -58,11 +57,16 @@ class InstanceHolder:
     """Wall-clock time the process took the lock."""
     url: str | None = None
     """``ws://host:port`` once it serves."""
+    instance_id: str = ""
+    """The id it registered under (:mod:`clawline.instances`)."""
 
     @classmethod
     def this_process(cls) -> InstanceHolder:
         return cls(
-            pid=os.getpid(), host=socket.gethostname(), started_at_ms=time.time_ns() // 10**6
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_at_ms=time.time_ns() // 10**6,
+            instance_id=uuid.uuid4().hex[:12],
         )
 
     def serving(self, url: str) -> InstanceHolder:
@@ -79,6 +83,7 @@ class InstanceHolder:
             "host": self.host,
             "startedAt": self.started_at_ms,
             "url": self.url,
+            "instanceId": self.instance_id,
         }
 
     def encode(self) -> bytes:
@@ -89,10 +94,18 @@ class InstanceHolder:
         """The holder a parsed record describes; ``None`` when it does not describe one."""
         if not isinstance(data, dict):
             return None
-        pid, host, started, url = (data.get(name) for name in ("pid", "host", "startedAt", "url"))
+        pid, host, started, url, instance = (
+            data.get(name) for name in ("pid", "host", "startedAt", "url", "instanceId")
+        )
         if not (isinstance(pid, int) and isinstance(host, str) and isinstance(started, int)):
             return None
-        return cls(pid, host, started, url if isinstance(url, str) else None)
+        return cls(
+            pid,
+            host,
+            started,
+            url if isinstance(url, str) else None,
+            instance if isinstance(instance, str) else "",
+        )
 
     @classmethod
     def decode(cls, text: str | bytes) -> InstanceHolder | None:
@@ -111,8 +124,11 @@ def refusal(holder: InstanceHolder | None) -> StoreInUse:
 
 
 class InstanceLock(abc.ABC):
-    """A store's instance lock. Until several instances share a store (a later design replaces
-    the PostgreSQL lock with real coordination), this is the whole interface a gateway uses."""
+    """A store's instance lock, as the instance registration (:mod:`clawline.instances`) uses
+    it."""
+
+    exclusive: bool = True
+    """Whether holding it proves that no other gateway serves the store."""
 
     async def acquire(self, holder: InstanceHolder) -> None:
         """Take the lock as ``holder``, or raise :class:`~clawline.errors.StoreInUse` naming
@@ -186,3 +202,10 @@ class PrivateStoreLock(InstanceLock):
 
     async def release(self) -> None:
         self._held = False
+
+
+class SharedStoreLock(PrivateStoreLock):
+    """For a store several gateways share (PostgreSQL): never refused and never lost; the
+    instances coordinate through their registration and leases (:mod:`clawline.instances`)."""
+
+    exclusive = False

@@ -55,6 +55,12 @@ class OutboxWrites(abc.ABC):
         """Count a failed attempt and schedule the next one at ``at``."""
 
     @abc.abstractmethod
+    def claim(self, item_id: int, now: int, until: int) -> bool:
+        """Take a pending row that is due at ``now`` for one delivery attempt: its next attempt
+        moves to ``until``, so no other gateway instance attempts it meanwhile (should this
+        one die mid-send, it is due again then). Whether this caller got it."""
+
+    @abc.abstractmethod
     def postpone(self, item_id: int, at: int) -> bool:
         """Move a pending row's next attempt to ``at`` without counting an attempt (it waits
         behind an earlier message to the same conversation)."""

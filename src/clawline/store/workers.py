@@ -21,9 +21,13 @@ T = TypeVar("T")
 
 
 class StoreWorkers:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store | None, *, threads: int | None = None, name: str = "") -> None:
+        """As many workers as ``store`` serves at once, or ``threads`` of them (a part with
+        connections of its own, e.g. the shared event log, so its calls never queue behind
+        the store's)."""
+        count = threads if threads is not None else store.max_concurrency if store else 1
         self._executor = ThreadPoolExecutor(
-            max_workers=store.max_concurrency, thread_name_prefix="clawline-store"
+            max_workers=count, thread_name_prefix=name or "clawline-store"
         )
         self.calls = 0
         """How many calls have been handed to the workers so far (``clawline.testing.drained``

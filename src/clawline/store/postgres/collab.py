@@ -15,6 +15,14 @@ from clawline.store._channel_cursors_sql import SqlChannelCursorReads, SqlChanne
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._instances_sql import (
+    SqlHandoffReads,
+    SqlHandoffWrites,
+    SqlInstanceReads,
+    SqlInstanceWrites,
+    SqlRunOwnerReads,
+    SqlRunOwnerWrites,
+)
 from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
@@ -40,6 +48,7 @@ def postgres_dialect(schema: str) -> Dialect:
     return Dialect(
         placeholder="%s",
         for_update=" FOR UPDATE",
+        skip_locked=" FOR UPDATE SKIP LOCKED",
         same="IS NOT DISTINCT FROM",
         json_in=Jsonb,
         json_out=_identity,
@@ -58,21 +67,33 @@ def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
     store.outbox = SqlOutboxReads(fetch, dialect)
     store.channel_cursors = SqlChannelCursorReads(fetch, dialect)
     store.idempotency = SqlIdempotencyReads(fetch, dialect)
+    store.instances = SqlInstanceReads(fetch, dialect)
+    store.run_owners = SqlRunOwnerReads(fetch, dialect)
+    store.handoffs = SqlHandoffReads(fetch, dialect)
 
 
-def attach_writes(tx: StoreTransaction, cursor: psycopg.Cursor[TupleRow], dialect: Dialect) -> None:
+def attach_writes(
+    tx: StoreTransaction,
+    cursor: psycopg.Cursor[TupleRow],
+    dialect: Dialect,
+    instance_id: str | None,
+) -> None:
     """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``, ``instances``,
+    ``run_owners``); rows that belong to a process are stamped with ``instance_id``."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         cursor.execute(statement, params)
         return cursor.fetchall() if cursor.description is not None else []
 
     tx.tasks = SqlTaskWrites(execute, dialect)
-    tx.runs = SqlRunWrites(execute, dialect)
+    tx.runs = SqlRunWrites(execute, dialect, instance_id)
     tx.inbox = SqlInboxWrites(execute, dialect)
     tx.bindings = SqlBindingWrites(execute, dialect)
     tx.pairings = SqlPairingWrites(execute, dialect)
     tx.outbox = SqlOutboxWrites(execute, dialect)
     tx.channel_cursors = SqlChannelCursorWrites(execute, dialect)
     tx.idempotency = SqlIdempotencyWrites(execute, dialect)
+    tx.instances = SqlInstanceWrites(execute, dialect)
+    tx.run_owners = SqlRunOwnerWrites(execute, dialect, instance_id)
+    tx.handoffs = SqlHandoffWrites(execute, dialect)

@@ -29,6 +29,13 @@ from clawline.store.postgres.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.postgres.idempotency_schema import create_run_idempotency
+from clawline.store.postgres.instance_schema import (
+    add_subagent_instance,
+    create_event_log,
+    create_gateway_instances,
+    create_run_handoffs,
+    create_run_owners,
+)
 from clawline.store.postgres.pairing_schema import create_device_pairings
 
 Migration = Callable[[psycopg.Connection[TupleRow]], None]
@@ -188,6 +195,11 @@ MIGRATIONS: list[Migration] = [
     create_channel_outbox,
     add_binding_parent_conversation,
     create_channel_cursors,
+    create_gateway_instances,
+    create_run_owners,
+    add_subagent_instance,
+    create_event_log,
+    create_run_handoffs,
 ]
 
 

@@ -62,9 +62,17 @@ def _set_up(db: psycopg.Connection[TupleRow], schema: str | None, settings: Pool
     )
 
 
-def open_pool(url: str, *, schema: str | None, settings: PoolSettings) -> Pool:
+def open_pool(
+    url: str,
+    *,
+    schema: str | None,
+    settings: PoolSettings,
+    name: str = "clawline-store",
+    role: str | None = None,
+) -> Pool:
     """The store's pool, opened with its first connection ready (a server that does not give
-    one within :data:`CONNECT_TIMEOUT_S` raises ``psycopg_pool.PoolTimeout``)."""
+    one within :data:`CONNECT_TIMEOUT_S` raises ``psycopg_pool.PoolTimeout``); ``role`` is
+    added to the connections' ``application_name`` (``clawline store (events)``)."""
 
     def configure(db: psycopg.Connection[TupleRow]) -> None:
         _set_up(db, schema, settings)
@@ -72,7 +80,7 @@ def open_pool(url: str, *, schema: str | None, settings: PoolSettings) -> Pool:
     kwargs: dict[str, Any] = {
         "autocommit": True,
         "connect_timeout": CONNECT_TIMEOUT_S,
-        "application_name": _application_name(url),
+        "application_name": _application_name(url) + (f" ({role})" if role else ""),
     }
     pool: Pool = ConnectionPool(
         url,
@@ -81,7 +89,7 @@ def open_pool(url: str, *, schema: str | None, settings: PoolSettings) -> Pool:
         max_size=settings.size,
         configure=configure,
         open=False,
-        name="clawline-store",
+        name=name,
         timeout=CHECKOUT_TIMEOUT_S,
     )
     pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)

@@ -1,5 +1,5 @@
-"""The PostgreSQL backend: one catalog shared by several processes (one gateway at a time,
-:mod:`clawline.store.instance_lock`).
+"""The PostgreSQL backend: one catalog shared by several processes, several gateway instances
+among them (:mod:`clawline.instances`).
 
 Writers in different processes meet three kinds of lock, always taken in this order, so two
 writers never wait on each other in a circle:
@@ -60,19 +60,23 @@ from clawline.store.base import (
     encode_path,
 )
 from clawline.store.cursor import Position
-from clawline.store.instance_lock import InstanceLock
+from clawline.store.event_log import EventLog
+from clawline.store.instance_lock import InstanceLock, SharedStoreLock
 from clawline.store.location import redact_url
 from clawline.store.postgres.collab import attach_reads, attach_writes, postgres_dialect
-from clawline.store.postgres.instance_lock import PostgresInstanceLock
+from clawline.store.postgres.event_log import PostgresEventLog
 from clawline.store.postgres.migrations import advisory_key, migrate
 from clawline.store.postgres.pool import (
     CHECKOUT_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
+    Pool,
     migration_connection,
     open_pool,
 )
 from clawline.types import JSONObject
 
+EVENT_LOG_CONNECTIONS = 2
+"""The event log's own pool: its writer and its reader."""
 LINEAGE_LOCK_CLASS = 0x636C6C6E
 """First key of the lineage advisory lock ("clln"); the second is the schema's key."""
 KEY_LOCK_CLASS = 0x636C6B79
@@ -109,13 +113,14 @@ class _Transaction(StoreTransaction):
         cursor: psycopg.Cursor[TupleRow],
         lineage_lock: tuple[int, int],
         dialect: Dialect,
+        instance_id: str | None,
     ) -> None:
         self._cursor = cursor
         self._lineage_lock = lineage_lock
         self._lineage_locked = False
         self._revision: int | None = None
         self._dialect = dialect
-        attach_writes(self, cursor, dialect)
+        attach_writes(self, cursor, dialect, instance_id)
 
     def _next_revision(self) -> int:
         """The revision every row this transaction writes gets (taken once, on first write)."""
@@ -277,6 +282,7 @@ class PostgresStore(Store):
         self._dialect = postgres_dialect(current)
         try:
             self._pool = open_pool(url, schema=schema, settings=self._settings)
+            self._events_pool: Pool | None = None
         except PoolTimeout:
             raise StoreUnavailable(
                 f"cannot connect to {self.location}: the pool got no connection"
@@ -386,7 +392,7 @@ class PostgresStore(Store):
             self._thread.transaction = db
             try:
                 with db.transaction(), db.cursor() as cursor:
-                    tx = _Transaction(cursor, self._lineage_lock, self._dialect)
+                    tx = _Transaction(cursor, self._lineage_lock, self._dialect, self.instance_id)
                     yield tx
             finally:
                 self._thread.transaction = None
@@ -408,10 +414,41 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self._pool.close()
+        if self._events_pool is not None:
+            self._events_pool.close()
 
     def instance_lock(self) -> InstanceLock:
-        return PostgresInstanceLock(
-            self._url, schema=self._schema, location=self.location, scrub=self._scrub
+        return SharedStoreLock()
+
+    def event_log(self) -> EventLog:
+        """The schema's event log, on a pool of its own (:data:`EVENT_LOG_CONNECTIONS`: its
+        writer and its reader), so that events never wait for a connection behind the store's
+        work."""
+        if self._events_pool is None:
+            self._events_pool = open_pool(
+                self._url,
+                schema=self._schema,
+                settings=self._settings.model_copy(update={"size": EVENT_LOG_CONNECTIONS}),
+                name="clawline-events",
+                role="events",
+            )
+        pool = self._events_pool
+
+        @contextmanager
+        def connection() -> Iterator[psycopg.Connection[TupleRow]]:
+            db = pool.getconn()
+            try:
+                yield db
+            finally:
+                pool.putconn(db)
+
+        return PostgresEventLog(
+            self._url,
+            schema=self._schema,
+            connection=connection,
+            errors=self._errors_mapped,
+            location=self.location,
+            scrub=self._scrub,
         )
 
     def secret(self) -> bytes:

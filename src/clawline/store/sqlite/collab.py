@@ -13,6 +13,14 @@ from clawline.store._channel_cursors_sql import SqlChannelCursorReads, SqlChanne
 from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
+from clawline.store._instances_sql import (
+    SqlHandoffReads,
+    SqlHandoffWrites,
+    SqlInstanceReads,
+    SqlInstanceWrites,
+    SqlRunOwnerReads,
+    SqlRunOwnerWrites,
+)
 from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
 from clawline.store._runs_sql import SqlRunReads, SqlRunWrites
@@ -44,20 +52,27 @@ def attach_reads(store: Store, fetch: Execute) -> None:
     store.outbox = SqlOutboxReads(fetch, SQLITE)
     store.channel_cursors = SqlChannelCursorReads(fetch, SQLITE)
     store.idempotency = SqlIdempotencyReads(fetch, SQLITE)
+    store.instances = SqlInstanceReads(fetch, SQLITE)
+    store.run_owners = SqlRunOwnerReads(fetch, SQLITE)
+    store.handoffs = SqlHandoffReads(fetch, SQLITE)
 
 
-def attach_writes(tx: StoreTransaction, db: sqlite3.Connection) -> None:
+def attach_writes(tx: StoreTransaction, db: sqlite3.Connection, instance_id: str | None) -> None:
     """Give a transaction its write objects (``tasks``, ``runs``, ``inbox``, ``bindings``,
-    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``)."""
+    ``pairings``, ``outbox``, ``channel_cursors``, ``idempotency``, ``instances``,
+    ``run_owners``); rows that belong to a process are stamped with ``instance_id``."""
 
     def execute(statement: str, params: Sequence[Any]) -> list[Any]:
         return db.execute(statement, params).fetchall()
 
     tx.tasks = SqlTaskWrites(execute, SQLITE)
-    tx.runs = SqlRunWrites(execute, SQLITE)
+    tx.runs = SqlRunWrites(execute, SQLITE, instance_id)
     tx.inbox = SqlInboxWrites(execute, SQLITE)
     tx.bindings = SqlBindingWrites(execute, SQLITE)
     tx.pairings = SqlPairingWrites(execute, SQLITE)
     tx.outbox = SqlOutboxWrites(execute, SQLITE)
     tx.channel_cursors = SqlChannelCursorWrites(execute, SQLITE)
     tx.idempotency = SqlIdempotencyWrites(execute, SQLITE)
+    tx.instances = SqlInstanceWrites(execute, SQLITE)
+    tx.run_owners = SqlRunOwnerWrites(execute, SQLITE, instance_id)
+    tx.handoffs = SqlHandoffWrites(execute, SQLITE)

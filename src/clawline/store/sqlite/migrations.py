@@ -23,6 +23,12 @@ from clawline.store.sqlite.collab_schema import (
     create_thread_bindings,
 )
 from clawline.store.sqlite.idempotency_schema import create_run_idempotency
+from clawline.store.sqlite.instance_schema import (
+    add_subagent_instance,
+    create_gateway_instances,
+    create_run_handoffs,
+    create_run_owners,
+)
 from clawline.store.sqlite.pairing_schema import create_device_pairings
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -176,6 +182,10 @@ MIGRATIONS: list[Migration] = [
     create_channel_outbox,
     add_binding_parent_conversation,
     create_channel_cursors,
+    create_gateway_instances,
+    create_run_owners,
+    add_subagent_instance,
+    create_run_handoffs,
 ]
 
 

@@ -92,10 +92,10 @@ def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
 
 
 class _Transaction(StoreTransaction):
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, instance_id: str | None) -> None:
         self._db = db
         self._revision: int | None = None
-        attach_writes(self, db)
+        attach_writes(self, db, instance_id)
 
     def _next_revision(self) -> int:
         """The revision every row this transaction writes gets (taken once, on first write)."""
@@ -260,7 +260,7 @@ class SQLiteStore(Store):
             self._in_transaction = True
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                tx = _Transaction(self._db)
+                tx = _Transaction(self._db, self.instance_id)
                 try:
                     yield tx
                 except BaseException:

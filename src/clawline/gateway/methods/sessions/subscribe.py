@@ -6,16 +6,18 @@
   ``sessions.messages.unsubscribe {key}``: the ``session.message`` stream of one session.
 
 With ``afterSeq`` (clawline's extension) the events after that sequence number which the new
-subscription selects are replayed first, in order. Replay and the subscription change happen
-with no ``await`` in between, so the live stream continues exactly where the replay ends: no
-gap and no duplicate. ``bootId`` (from ``hello-ok.server.bootId``) guards against replaying
-from another gateway incarnation.
+subscription selects are replayed first, in order. The replay is made ready first (on a stream
+shared by several gateway instances that may read the store); then the subscription change and
+the replay's delivery happen with no ``await`` in between, so the live stream continues
+exactly where the replay ends: no gap and no duplicate. ``bootId`` (from
+``hello-ok.server.bootId``) guards against replaying from another stream.
 """
 
 from __future__ import annotations
 
+from clawline.gateway.bus import Replay
 from clawline.gateway.methods.sessions.common import required_key
-from clawline.gateway.methods.system import replay_missed
+from clawline.gateway.methods.system import deliver_replay, prepare_replay
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.pairing.scopes import READ
@@ -35,23 +37,29 @@ def _stream_position(call: Call, replayed: int | None) -> JSONObject:
     return out
 
 
-def _replay_if_asked(call: Call) -> int | None:
-    """Replay after ``afterSeq`` (call after the subscription change; raises on a stale
-    position, leaving the caller to undo it)."""
+async def _replay_if_asked(call: Call) -> Replay | None:
+    """The replay after ``afterSeq`` made ready, if asked (raises on a stale position)."""
     after_seq = call.params.get("afterSeq")
     if after_seq is None:
         return None
-    return replay_missed(call, after_seq, call.params.get("bootId"))
+    return await prepare_replay(call, after_seq, call.params.get("bootId"))
+
+
+def _deliver(call: Call, replay: Replay | None) -> int | None:
+    """Deliver ``replay`` (call after the subscription change, with no ``await`` since the
+    replay was made ready; raises when it can no longer be, leaving the caller to undo it)."""
+    return None if replay is None else deliver_replay(call, replay)
 
 
 @methods.method("sessions.subscribe", scope=READ, schema=_REPLAY)
 async def sessions_subscribe(call: Call) -> JSON:
+    replay = await _replay_if_asked(call)
     connection = call.connection
     before = connection.subscribed_sessions
     # The replay selects events by the connection's subscriptions, so they change first.
     connection.subscribed_sessions = True
     try:
-        replayed = _replay_if_asked(call)
+        replayed = _deliver(call, replay)
     except BaseException:
         connection.subscribed_sessions = before
         raise
@@ -67,11 +75,12 @@ async def sessions_unsubscribe(call: Call) -> JSON:
 @methods.method("sessions.messages.subscribe", scope=READ, schema={"key": _KEY, **_REPLAY})
 async def sessions_messages_subscribe(call: Call) -> JSON:
     key = required_key(call)
+    replay = await _replay_if_asked(call)
     keys = call.connection.message_keys
     added = key not in keys
     keys.add(key)
     try:
-        replayed = _replay_if_asked(call)
+        replayed = _deliver(call, replay)
     except BaseException:
         if added:
             keys.discard(key)

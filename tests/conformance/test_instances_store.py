@@ -1,0 +1,70 @@
+"""The gateway instance tables, per backend (clawline.store.instances): registration, the
+heartbeat, take-over (exactly one taker, only once the lease lapsed), and which runs and
+sub-agent records a running instance answers for."""
+
+from __future__ import annotations
+
+from clawline.records.collab import SubagentRun
+from clawline.records.instance import InstanceRecord
+from clawline.store.base import Store
+
+LEASE = 1_000
+
+
+def register(store: Store, instance_id: str, at: int) -> None:
+    with store.transaction() as tx:
+        tx.instances.register(InstanceRecord(instance_id, "host", 1, at, at, LEASE))
+
+
+def record(run_id: str, at: int) -> SubagentRun:
+    return SubagentRun(
+        run_id=run_id,
+        child_session_key=f"agent:main:subagent:{run_id}",
+        requester_session_key="agent:main:main",
+        task="t",
+        created_at=at,
+    )
+
+
+def test_heartbeat_and_take_over(store: Store) -> None:
+    register(store, "a", 100)
+    register(store, "b", 200)
+    with store.transaction() as tx:
+        assert tx.instances.heartbeat("a", 900, "ws://127.0.0.1:1")
+        assert not tx.instances.take_over("a", "b", 1_800)  # within its lease
+        assert tx.instances.take_over("a", "b", 1_901)
+        assert not tx.instances.take_over("a", "c", 1_902)  # one taker only
+        assert not tx.instances.heartbeat("a", 1_903, None)  # its lease is gone for good
+    taken = store.instances.get("a")
+    assert taken is not None
+    assert (taken.recovered_by, taken.recovered_at, taken.url) == ("b", 1_901, "ws://127.0.0.1:1")
+    assert taken.state(1_903) == "recovered"
+    assert [r.instance_id for r in store.instances.running()] == ["b"]
+    with store.transaction() as tx:
+        tx.instances.stop("b", 2_000)
+        assert tx.instances.take_over("b", "c", 2_001, lapsed_only=False) is False
+    assert store.instances.running() == []
+    assert [r.instance_id for r in store.instances.recent(10)] == ["b", "a"]
+
+
+def test_what_a_running_instance_answers_for(store: Store) -> None:
+    register(store, "a", 100)
+    register(store, "b", 100)
+    for owner, run_id, key in (("a", "r1", "s1"), ("b", "r2", "s2"), (None, "r3", "s3")):
+        store.instance_id = owner
+        with store.transaction() as tx:
+            tx.run_owners.add(run_id, key, 100)
+            tx.runs.insert(record(run_id, 100))
+    assert store.run_owners.answered_runs(["r1", "r2", "r3"]) == {"r1", "r2"}
+    assert store.run_owners.answered_sessions(["s1", "s2", "s3"]) == {"s1", "s2"}
+    assert [o.run_id for o in store.run_owners.unanswered(10)] == ["r3"]  # the anonymous one
+    assert [r.run_id for r in store.runs.unanswered()] == ["r3"]
+    assert store.run_owners.counts() == {"a": 1, "b": 1, "": 1}
+    with store.transaction() as tx:
+        assert tx.instances.take_over("b", "a", 100, lapsed_only=False)
+    assert store.run_owners.answered_runs(["r1", "r2", "r3"]) == {"r1"}
+    assert [o.run_id for o in store.run_owners.unanswered(10)] == ["r2", "r3"]
+    assert [r.run_id for r in store.runs.unanswered()] == ["r2", "r3"]
+    with store.transaction() as tx:
+        assert tx.run_owners.remove(["r2", "r3", "nothing"]) == 2
+    assert store.run_owners.counts() == {"a": 1}
