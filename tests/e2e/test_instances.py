@@ -94,6 +94,20 @@ async def cluster(tmp_path: Path, store_url: str, names: str = "abc") -> AsyncIt
         yield Cluster(store_url, gateways, ids)
 
 
+def records_of(store_url: str, instance_id: str, *, active: bool) -> int:
+    """How many of the children's records ``instance_id`` answers for (active ones only)."""
+    store = open_store(store_url)
+    try:
+        return sum(
+            1
+            for parent in PARENTS
+            for record in store.runs.for_requester(parent)
+            if record.instance_id == instance_id and (record.active or not active)
+        )
+    finally:
+        store.close()
+
+
 async def tasks_of(client: GatewayClient) -> list[dict[str, Any]]:
     listed = await client.request("tasks.list", {"limit": 200})
     assert isinstance(listed, dict)
@@ -151,6 +165,12 @@ async def test_three_gateways_spread_a_wave_and_survive_losing_one(
             assert await c.kill() == -signal.SIGKILL
             killed_at = time.monotonic()
 
+            async def cs_children_ended() -> bool:
+                return records_of(store_url, three.instance_ids["c"], active=True) == 0
+
+            await until(cs_children_ended, timeout=30, what="C's children ended by another")
+            recovered_after_s = time.monotonic() - killed_at
+
             async def settled() -> bool:
                 tasks = await tasks_of(on_b)
                 return len(tasks) == CHILDREN and all(
@@ -179,8 +199,11 @@ async def test_three_gateways_spread_a_wave_and_survive_losing_one(
         )
     finally:
         store.close()
-    # within the lease (plus the take-over's heartbeat and the recovery pass)
-    assert terminal_after_s < 2 * LEASE_MS / 1000 + SLEEP_MS / 1000, terminal_after_s
+    # C's children: within the lease (plus a heartbeat for the take-over, and the recovery);
+    # the others: when their runs end
+    print(f"C's children ended {recovered_after_s:.2f} s after the SIGKILL (lease {LEASE_MS} ms)")
+    assert recovered_after_s < LEASE_MS / 1000 + 1.5, recovered_after_s
+    assert terminal_after_s < SLEEP_MS / 1000 + 5, terminal_after_s
     statuses = Counter(task.status for task in tasks)
     assert statuses["lost"] == on_c, statuses
     assert statuses["succeeded"] == CHILDREN - on_c, statuses

@@ -33,6 +33,10 @@
 - :meth:`on_shutdown` registers a coroutine function that :meth:`shutdown` awaits once every
   run has ended (e.g. stopping external agent processes).
 
+- On a store several gateways share, the accepting transaction also decides which instance
+  runs the run (:mod:`clawline.agents.handoff`): one handed elsewhere stays in flight here
+  until it ended there; :meth:`take_handoffs` queues the runs handed to this one.
+
 Runs live in memory: they survive neither a crash nor a restart (a graceful shutdown ends them
 as ``killed`` with their status written). Their idempotency keys do: after a crash, recovery
 ends the keys of the lost runs (a repeat replays ``lost: gateway restarted``).
@@ -164,8 +168,6 @@ class RunManager:
         self._placement = placement
         """Where runs run on a store several gateways share (:mod:`clawline.agents.handoff`);
         ``None``: always here."""
-        self._remote: dict[str, Run] = {}
-        """Runs accepted here and handed to another instance, until they end there."""
         self._handoff_hooks: list[Callable[[StoreTransaction, Run, str], bool]] = []
         self._adopt_hooks: list[Callable[[HandedRun], None]] = []
         self._execution = RunExecution(
@@ -441,7 +443,6 @@ class RunManager:
         """``run`` runs on ``target``: keep it as in flight here until it has ended there
         (``keyed``: its idempotency key is stored, with the outcome once it ended)."""
         run.state = RunState.QUEUED
-        self._remote[run.run_id] = run
         self.spawn_background(self._await_remote(run, keyed), name=f"remote run {run.run_id}")
         return replace(self._ack(run, "started"), instance_id=target)
 
@@ -454,7 +455,6 @@ class RunManager:
                     self._remote_ended(run, outcome)
                     return
         finally:
-            self._remote.pop(run.run_id, None)
             if self._active.get(run.dedupe_key) is run:
                 del self._active[run.dedupe_key]
 
