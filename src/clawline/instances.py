@@ -72,6 +72,9 @@ class InstanceRegistration:
         self._url: str | None = None
         self._lost = asyncio.Event()
         self._lost_reason: str | None = None
+        self._beat: StoreWorkers | None = None
+        """The heartbeat's own thread while registered: renewing the lease never queues
+        behind the store's work (a busy instance must not look dead)."""
         store.instance_id = holder.instance_id
 
     @property
@@ -100,6 +103,7 @@ class InstanceRegistration:
             await self._lock.release()
             raise
         self._registered = True
+        self._beat = StoreWorkers(None, threads=1, name="clawline-heartbeat")
 
     def _register_now(self) -> None:
         now = self._clock.now_ms()
@@ -130,7 +134,7 @@ class InstanceRegistration:
         await self._heartbeat()
 
     async def _heartbeat(self) -> bool:
-        return await self._workers.run(self._heartbeat_now)
+        return await (self._beat or self._workers).run(self._heartbeat_now)
 
     def _heartbeat_now(self) -> bool:
         with self._store.transaction() as tx:
@@ -186,6 +190,9 @@ class InstanceRegistration:
         """Mark this instance stopped (when not yet) and let go of the lock (idempotent)."""
         await self.mark_stopped()
         await self._lock.release()
+        beat, self._beat = self._beat, None
+        if beat is not None:
+            beat.close()
 
     def _stop_now(self) -> None:
         with self._store.transaction() as tx:
