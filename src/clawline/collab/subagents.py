@@ -465,8 +465,14 @@ class SubagentRegistry:
             # createdAt, then run id) is the new one even within one millisecond.
             created = max(now, current.created_at + 1)
             # The spawn's key stays with the spawn's own record: a redo answers its result.
+            # The new run is watched here: the record is this instance's (stamped on insert).
             steered = replace(
-                current, run_id=new_id, created_at=created, started_at=created, spawn_key=None
+                current,
+                run_id=new_id,
+                created_at=created,
+                started_at=created,
+                spawn_key=None,
+                instance_id=None,
             )
             tx.runs.insert(steered)
             task = tx.tasks.get(current.task_id) if current.task_id else None
