@@ -364,7 +364,8 @@ class RunManager:
                 entry = work.patch(key, {}, cause=Cause("create")).after
                 assert entry is not None
             target = self._target(tx, run)
-            tx.run_owners.add(run.run_id, key, run.accepted_at, target)
+            if self._placement is not None:
+                tx.run_owners.add(run.run_id, key, run.accepted_at, target)
             event = work.append(key, MESSAGE_EVENT, data, run_id=run.run_id)
             if target is not None:
                 run.message_seq = event.seq
@@ -376,6 +377,8 @@ class RunManager:
         where the run runs, and its owner (and handoff) recorded."""
         key = run.session_key
         session_id = self._catalog.require(key).session_id
+        if self._placement is None:
+            return _Prepared(session_id, None, None)
         with self._catalog.transaction() as work:
             tx = work.tx
             tx.get(key)  # the session's row, locked: see clawline.agents.handoff
@@ -419,7 +422,9 @@ class RunManager:
         if prepared.target is not None:
             return self._watch_remote(run, prepared.target, keyed=prepared.event is not None)
         run.key_pending = prepared.event is not None
-        run.owned = True
+        # Owner rows matter only where other instances may recover what is left: on an
+        # exclusive store (SQLite) the next holder of its lock ends everything anyway.
+        run.owned = self._placement is not None
         if run.stop is None and not self._closed:
             self._lanes.enqueue(run)
         if run.state is RunState.PENDING:

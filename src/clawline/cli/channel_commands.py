@@ -19,10 +19,9 @@ from rich.table import Table
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
 from clawline.cli.gateway import call_gateway
-from clawline.cli.render import ago, dump_json, make_console, printable
+from clawline.cli.render import FORMAT_OPTION, ago, dump_json, make_console, printable
 from clawline.cli.root import CliState, pass_state
 from clawline.records.outbox import OUTBOX_STATUSES, OutboxStatus
-from clawline.store import Store, open_store
 from clawline.types import JSONObject
 
 OUTBOX_COLUMNS = ("ID", "STATUS", "TARGET", "KIND", "ATTEMPTS", "WHEN", "ERROR")
@@ -30,38 +29,19 @@ STATUS_COLUMNS = ("CHANNEL", "ACCOUNT", "CONNECTED", "LAST EVENT", "OUTBOX")
 CHANNEL_COLUMNS = ("CHANNEL", "THREADS", "ACCOUNT", "OUTBOX")
 
 
-def _store(state: CliState) -> Store:
-    settings = state.settings
-    store = open_store(
-        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
-    )
-    click.get_current_context().call_on_close(store.close)
-    return store
-
-
 @click.group("channels")
 def channels() -> None:
     """The configured channels and their outbox."""
 
 
-_FORMAT = click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
-
-
 @channels.command("list")
-@_FORMAT
+@FORMAT_OPTION
 @pass_state
 def list_channels(state: CliState, output_format: str) -> None:
     """The channels of this configuration, with their outbox depth per account."""
     registry = ChannelRegistry()
     ChannelsPlugin(state.settings.config.channels).register_channels(registry)
-    depth = _store(state).outbox.pending_counts()
+    depth = state.open_store().outbox.pending_counts()
     rows: list[JSONObject] = []
     for channel in registry.ids():
         adapter = registry.get(channel)
@@ -96,7 +76,7 @@ def list_channels(state: CliState, output_format: str) -> None:
 @channels.command("status")
 @click.option("--url", metavar="URL", help="Gateway URL (else CLAWLINE_GATEWAY_URL, config).")
 @click.option("--token", metavar="T", help="Gateway token (else CLAWLINE_GATEWAY_TOKEN, config).")
-@_FORMAT
+@FORMAT_OPTION
 @pass_state
 def status(state: CliState, url: str | None, token: str | None, output_format: str) -> None:
     """The running gateway's channels: connected, last event, outbox depth."""
@@ -128,7 +108,7 @@ def status(state: CliState, url: str | None, token: str | None, output_format: s
 @click.option("--status", type=click.Choice(OUTBOX_STATUSES), default=None, help="Only these.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--before", type=click.IntRange(1), default=None, help="Rows below this id.")
-@_FORMAT
+@FORMAT_OPTION
 @pass_state
 def outbox(
     state: CliState,
@@ -138,7 +118,7 @@ def outbox(
     output_format: str,
 ) -> None:
     """The channel outbox, newest first."""
-    rows = _store(state).outbox.page(status, before, limit)
+    rows = state.open_store().outbox.page(status, before, limit)
     if output_format == "json":
         click.echo(dump_json({"items": [row.to_json() for row in rows]}))
         return

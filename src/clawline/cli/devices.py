@@ -16,7 +16,6 @@ from clawline.cli.render import ago, dump_json, make_console, printable
 from clawline.cli.root import CliState, InputRefused, pass_state
 from clawline.pairing.registry import PairingRegistry
 from clawline.records.pairing import PENDING, DevicePairing
-from clawline.store import open_store
 from clawline.types import JSON
 
 DEVICE_TABLE_COLUMNS = ("DEVICE", "STATUS", "CLIENT", "REQUESTED", "GRANTED", "SINCE")
@@ -26,12 +25,7 @@ _NONE = "-"
 
 
 def _registry(state: CliState) -> PairingRegistry:
-    settings = state.settings
-    store = open_store(
-        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
-    )
-    click.get_current_context().call_on_close(store.close)
-    return PairingRegistry(store=store, clock=state.clock)
+    return PairingRegistry(store=state.open_store(), clock=state.clock)
 
 
 def _scopes(text: str | None) -> list[str] | None:

@@ -15,10 +15,9 @@ from collections import Counter
 import click
 from rich.table import Table
 
-from clawline.cli.render import ago, dump_json, make_console, printable, utc_time
+from clawline.cli.render import FORMAT_OPTION, ago, dump_json, make_console, printable, utc_time
 from clawline.cli.root import CliState, pass_state
 from clawline.records.instance import InstanceRecord
-from clawline.store import open_store
 from clawline.types import JSONObject
 
 COLUMNS = ("ID", "STATE", "HOST", "PID", "URL", "STARTED", "HEARTBEAT", "RUNS", "SUBAGENTS")
@@ -32,27 +31,14 @@ def _heartbeat(record: InstanceRecord, now: int) -> str:
 @click.command("instances")
 @click.option("--all", "show_all", is_flag=True, help="Also stopped and taken-over instances.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@FORMAT_OPTION
 @pass_state
 def instances(state: CliState, show_all: bool, limit: int, output_format: str) -> None:
     """The gateway instances of the store and what each answers for."""
-    settings = state.settings
-    store = open_store(
-        settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
-    )
-    try:
-        records = store.instances.recent(limit) if show_all else store.instances.running()[:limit]
-        runs = store.run_owners.counts()
-        subagents = Counter(record.instance_id for record in store.runs.active())
-    finally:
-        store.close()
+    store = state.open_store()
+    records = store.instances.recent(limit) if show_all else store.instances.running()[:limit]
+    runs = store.run_owners.counts()
+    subagents = Counter(record.instance_id for record in store.runs.active())
     now = state.clock.now_ms()
     rows: list[JSONObject] = [
         {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from clawline.cli.render import dump_json, make_console, printable
+from clawline.cli.render import FORMAT_OPTION, dump_json, make_console, printable
 from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.plugins.manager import PluginInfo, PluginManager
 from clawline.types import JSONObject
@@ -51,14 +51,7 @@ def _table(manager: PluginManager) -> Table:
 
 
 @click.command("plugins")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@FORMAT_OPTION
 @pass_state
 def plugins(state: CliState, output_format: str) -> None:
     """List the plugins: name, source (builtin, entry point, config) and hooks."""

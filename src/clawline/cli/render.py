@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+import click
 from rich.console import Console
 
 from clawline.lineage.tree import TreeNode
@@ -107,3 +108,14 @@ def make_console() -> Console:
     be copied, so a table is printed at its natural width and a narrow terminal wraps the
     lines instead of rich cutting keys short."""
     return Console(highlight=False, markup=False, emoji=False, width=_WIDE)
+
+
+FORMAT_OPTION = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+"""``--format table|json`` into the command's ``output_format`` parameter."""

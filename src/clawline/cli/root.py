@@ -23,6 +23,7 @@ from clawline.cli.backend import SessionsBackend, open_local_backend
 from clawline.clock import SYSTEM_CLOCK, Clock
 from clawline.config import ConfigError, Settings, load_settings
 from clawline.errors import ClawlineError, InvalidInput, LabelInUse
+from clawline.store import Store, open_store
 
 BackendFactory = Callable[[Settings, Clock], SessionsBackend]
 
@@ -111,6 +112,16 @@ class CliState:
 
                 return open_gateway_backend(target, self.settings, self.clock)
         return self.backend_factory(self.settings, self.clock)
+
+    def open_store(self) -> Store:
+        """The configured store, read directly (``clawline devices``, ``channels``,
+        ``instances``); closed when the command ends."""
+        settings = self.settings
+        store = open_store(
+            settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
+        )
+        click.get_current_context().call_on_close(store.close)
+        return store
 
     def close(self) -> None:
         if self._backend is not None:
