@@ -51,6 +51,7 @@ TABLES = (
     "gateway_instances",
     "run_owners",
     "run_handoffs",
+    "instance_claims",
 )
 PG_ONLY_TABLES = ("event_log",)
 """Tables only the PostgreSQL store has (the event log shared by several instances)."""
@@ -71,6 +72,7 @@ _DATA_TABLES = (
     "gateway_instances",
     "run_owners",
     "run_handoffs",
+    "instance_claims",
 )
 
 

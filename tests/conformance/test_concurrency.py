@@ -206,6 +206,7 @@ def test_first_open_from_many_threads(
     names = backend.rows("SELECT name FROM clawline_migrations ORDER BY name", location)
     assert [row[0] for row in names] == [
         "add_binding_parent_conversation",
+        "add_subagent_deferred_outcome",
         "add_subagent_instance",
         "add_subagent_spawn_keys",
         "create_announce_inbox",
@@ -214,6 +215,7 @@ def test_first_open_from_many_threads(
         "create_device_pairings",
         *(["create_event_log"] if backend.name == "postgres" else []),
         "create_gateway_instances",
+        "create_instance_claims",
         "create_meta",
         "create_run_handoffs",
         "create_run_idempotency",

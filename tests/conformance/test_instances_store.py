@@ -4,9 +4,14 @@ sub-agent records a running instance answers for."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from clawline.records.collab import SubagentRun
 from clawline.records.instance import InstanceRecord
 from clawline.store.base import Store
+from clawline.types import JSON
 
 LEASE = 1_000
 
@@ -68,3 +73,47 @@ def test_what_a_running_instance_answers_for(store: Store) -> None:
     with store.transaction() as tx:
         assert tx.run_owners.remove(["r2", "r3", "nothing"]) == 2
     assert store.run_owners.counts() == {"a": 1}
+
+
+def test_claims_are_held_by_one_running_instance_and_freed_by_its_end(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register(store, "a", 100)
+    register(store, "b", 100)
+    monkeypatch.setattr(store, "instance_id", "a")
+    with store.transaction() as tx:
+        assert tx.claims.take("channel", "matrix", 110)
+        assert tx.claims.take("channel", "matrix", 120)  # again: still a's
+        assert tx.claims.take("acp", "agent:codex:acp:1", 130)
+    monkeypatch.setattr(store, "instance_id", "b")
+    with store.transaction() as tx:
+        assert not tx.claims.take("channel", "matrix", 140)  # a runs: it keeps it
+        assert tx.claims.release("channel", ["matrix"]) == 0  # not b's to release
+    assert store.claims.holder("channel", "matrix") == "a"
+    assert store.claims.unanswered("channel", 10) == []
+    assert store.claims.counts() == {"a": {"channel": 1, "acp": 1}}
+    with store.transaction() as tx:
+        assert tx.instances.take_over("a", "b", 5_000)
+    assert store.claims.holder("channel", "matrix") is None
+    assert [c.name for c in store.claims.unanswered("acp", 10)] == ["agent:codex:acp:1"]
+    with store.transaction() as tx:
+        assert tx.claims.take("channel", "matrix", 5_010)  # a is gone: b takes it
+    held = store.claims.held_by("b", "channel")
+    assert [(c.name, c.instance_id, c.claimed_at) for c in held] == [("matrix", "b", 5_010)]
+    with store.transaction() as tx:
+        assert tx.claims.release("channel", ["matrix", "telegram"]) == 1
+    assert store.claims.held_by("b", "channel") == []
+
+
+def test_a_deferred_outcome_is_stored_with_its_record(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.runs.insert(record("r1", 100))
+    stored = store.runs.get("r1")
+    assert stored is not None
+    assert stored.deferred_outcome is None
+    outcome: dict[str, JSON] = {"status": "done", "text": "all four found", "usage": {"output": 3}}
+    with store.transaction() as tx:
+        tx.runs.update(replace(stored, deferred_outcome=outcome))
+    again = store.runs.get("r1")
+    assert again is not None
+    assert again.deferred_outcome == outcome

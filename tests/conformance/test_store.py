@@ -25,6 +25,7 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
     names = [row[0] for row in backend.rows("SELECT name FROM clawline_migrations ORDER BY name")]
     assert names == [
         "add_binding_parent_conversation",
+        "add_subagent_deferred_outcome",
         "add_subagent_instance",
         "add_subagent_spawn_keys",
         "create_announce_inbox",
@@ -33,6 +34,7 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
         "create_device_pairings",
         *(["create_event_log"] if backend.name == "postgres" else []),
         "create_gateway_instances",
+        "create_instance_claims",
         "create_meta",
         "create_run_handoffs",
         "create_run_idempotency",

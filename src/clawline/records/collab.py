@@ -70,6 +70,9 @@ class SubagentRun:
     instance_id: str | None = None
     """The gateway instance answering for the record while it is active (it watches the
     child's run, and holds a deferred orchestrator's result): the one that wrote it."""
+    deferred_outcome: Mapping[str, JSON] | None = None
+    """A deferred orchestrator's latest finished turn (``{status, text, usage}``): its result
+    once nothing it spawned is pending (:mod:`clawline.collab.subagents`)."""
 
     @property
     def controller(self) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from clawline.types import EpochMs, JSONObject
 
@@ -85,3 +86,19 @@ class RunHandoff:
     target_instance: str
     created_at: EpochMs
     request: JSONObject
+
+
+ClaimKind = Literal["acp", "channel"]
+CLAIM_KINDS: tuple[str, ...] = ("acp", "channel")
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceClaim:
+    """Something one instance holds besides runs (table ``instance_claims``): a persistent ACP
+    child's agent process (``kind`` ``acp``, ``name`` its session key) or a channel connection
+    (``channel``, the channel id). A claim whose instance stopped running is free to take."""
+
+    kind: str
+    name: str
+    instance_id: str
+    claimed_at: EpochMs

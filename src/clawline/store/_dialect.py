@@ -70,7 +70,7 @@ def task_params(task: TaskRecord) -> list[Any]:
 # --- sub-agent runs ---------------------------------------------------------------------------
 
 RUN_COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(SubagentRun))
-_RUN_JSON = ("requester_origin", "outcome")
+_RUN_JSON = ("requester_origin", "outcome", "deferred_outcome")
 
 
 def run_from_row(row: Sequence[Any], dialect: Dialect) -> SubagentRun:

@@ -1,5 +1,5 @@
-"""``store.instances``/``tx.instances`` and ``store.run_owners``/``tx.run_owners`` in SQL shared
-by the backends (see :mod:`._dialect`)."""
+"""``store.instances``, ``store.run_owners``, ``store.handoffs`` and ``store.claims`` (and their
+``tx.`` sides) in SQL shared by the backends (see :mod:`._dialect`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from clawline.records.instance import InstanceRecord, RunHandoff, RunOwner
+from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner
 from clawline.store._dialect import Dialect, Execute
 from clawline.store.instances import (
+    ClaimReads,
+    ClaimWrites,
     HandoffReads,
     HandoffWrites,
     InstanceReads,
@@ -220,3 +222,81 @@ class SqlHandoffWrites(_HandoffSql, HandoffWrites):
             f" RETURNING {_HANDOFF_COLUMNS}",
             [],
         )
+
+
+_CLAIM_COLUMNS = "kind, name, instance_id, claimed_at"
+
+
+class _ClaimSql(_Sql):
+    def _claims(self, statement: str, params: Sequence[Any]) -> list[InstanceClaim]:
+        return [
+            InstanceClaim(row[0], row[1], row[2], int(row[3]))
+            for row in self._rows(statement, params)
+        ]
+
+
+class SqlClaimReads(_ClaimSql, ClaimReads):
+    def held_by(self, instance_id: str, kind: str) -> list[InstanceClaim]:
+        return self._claims(
+            f"SELECT {_CLAIM_COLUMNS} FROM instance_claims WHERE instance_id = ? AND kind = ?"
+            " ORDER BY claimed_at, name",
+            [instance_id, kind],
+        )
+
+    def unanswered(self, kind: str, limit: int) -> list[InstanceClaim]:
+        return self._claims(
+            f"SELECT {_CLAIM_COLUMNS} FROM instance_claims WHERE kind = ?"
+            f" AND instance_id NOT IN ({RUNNING_INSTANCES}) ORDER BY claimed_at, name LIMIT ?",
+            [kind, limit],
+        )
+
+    def holder(self, kind: str, name: str) -> str | None:
+        rows = self._rows(
+            "SELECT instance_id FROM instance_claims WHERE kind = ? AND name = ?"
+            f" AND instance_id IN ({RUNNING_INSTANCES})",
+            [kind, name],
+        )
+        return str(rows[0][0]) if rows else None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        rows = self._rows(
+            "SELECT instance_id, kind, count(*) FROM instance_claims GROUP BY instance_id, kind",
+            [],
+        )
+        for instance_id, kind, count in rows:
+            found.setdefault(instance_id, {})[kind] = int(count)
+        return found
+
+
+class SqlClaimWrites(_ClaimSql, ClaimWrites):
+    def __init__(self, execute: Execute, dialect: Dialect, instance_id: str | None) -> None:
+        super().__init__(execute, dialect)
+        self._instance_id = instance_id or ""
+
+    def take(self, kind: str, name: str, at: int) -> bool:
+        # One statement decides: a second instance's concurrent take finds the row and, its
+        # holder running, leaves it.
+        rows = self._rows(
+            f"INSERT INTO instance_claims ({_CLAIM_COLUMNS}) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (kind, name) DO UPDATE SET instance_id = excluded.instance_id,"
+            " claimed_at = excluded.claimed_at"
+            " WHERE instance_claims.instance_id = excluded.instance_id"
+            f" OR instance_claims.instance_id NOT IN ({RUNNING_INSTANCES})"
+            " RETURNING instance_id",
+            [kind, name, self._instance_id, at],
+        )
+        return bool(rows)
+
+    def release(self, kind: str, names: Sequence[str]) -> int:
+        released = 0
+        for start in range(0, len(names), _CHUNK):
+            wanted, params = _among("name", names[start : start + _CHUNK])
+            released += len(
+                self._rows(
+                    f"DELETE FROM instance_claims WHERE kind = ? AND instance_id = ? AND {wanted}"
+                    " RETURNING name",
+                    [kind, self._instance_id, *params],
+                )
+            )
+        return released

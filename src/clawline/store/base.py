@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # collab imports this module
     from clawline.store.idempotency import IdempotencyReads, IdempotencyWrites
     from clawline.store.instance_lock import InstanceLock
     from clawline.store.instances import (
+        ClaimReads,
+        ClaimWrites,
         HandoffReads,
         HandoffWrites,
         InstanceReads,
@@ -157,8 +159,9 @@ class StoreTransaction(abc.ABC):
     instances: InstanceWrites
     run_owners: RunOwnerWrites
     handoffs: HandoffWrites
-    """The gateway instances, who answers for each run, and the runs handed from one
-    instance to another (:mod:`clawline.store.instances`)."""
+    claims: ClaimWrites
+    """The gateway instances, who answers for each run, the runs handed from one instance to
+    another, and what else each holds (:mod:`clawline.store.instances`)."""
 
     _committed: list[Callable[[], None]] | None = None
 
@@ -249,8 +252,9 @@ class Store(abc.ABC):
     instances: InstanceReads
     run_owners: RunOwnerReads
     handoffs: HandoffReads
-    """The gateway instances, who answers for each run, and the runs handed from one
-    instance to another (:mod:`clawline.store.instances`)."""
+    claims: ClaimReads
+    """The gateway instances, who answers for each run, the runs handed from one instance to
+    another, and what else each holds (:mod:`clawline.store.instances`)."""
     instance_id: str | None = None
     """The gateway instance this process registered as (:mod:`clawline.instances`), set before
     its first write: active sub-agent records and run owners written through this store are

@@ -1,6 +1,8 @@
 """The store interface of the gateway instances and of who answers for each run:
 ``store.instances`` / ``tx.instances`` (table ``gateway_instances``) and ``store.run_owners`` /
-``tx.run_owners`` (table ``run_owners``). The SQL is shared by the backends
+``tx.run_owners`` (table ``run_owners``), ``store.handoffs``/``tx.handoffs`` (``run_handoffs``)
+and ``store.claims``/``tx.claims`` (``instance_claims``: ACP agent processes, channel
+connections). The SQL is shared by the backends
 (:mod:`clawline.store._instances_sql`); the lifecycle that uses it is :mod:`clawline.instances`.
 
 Rows written through a transaction are stamped with the store's :attr:`Store.instance_id
@@ -13,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from clawline.records.instance import InstanceRecord, RunHandoff, RunOwner
+from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner
 from clawline.types import JSONObject
 
 
@@ -115,3 +117,35 @@ class HandoffWrites(abc.ABC):
     @abc.abstractmethod
     def drop_unanswered(self) -> list[RunHandoff]:
         """Delete and return the handoffs whose target is no running instance (recovery)."""
+
+
+class ClaimReads(abc.ABC):
+    """``store.claims``: what each instance holds besides runs (:class:`InstanceClaim`)."""
+
+    @abc.abstractmethod
+    def held_by(self, instance_id: str, kind: str) -> list[InstanceClaim]: ...
+
+    @abc.abstractmethod
+    def unanswered(self, kind: str, limit: int) -> list[InstanceClaim]:
+        """Up to ``limit`` claims of ``kind`` whose instance is no running one, oldest first."""
+
+    @abc.abstractmethod
+    def holder(self, kind: str, name: str) -> str | None:
+        """The running instance holding ``kind``/``name``, if any."""
+
+    @abc.abstractmethod
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Claims by instance id, then by kind."""
+
+
+class ClaimWrites(abc.ABC):
+    """``tx.claims``; claims are taken for this transaction's instance."""
+
+    @abc.abstractmethod
+    def take(self, kind: str, name: str, at: int) -> bool:
+        """Hold ``kind``/``name`` unless a running instance other than this one does; whether
+        this instance holds it now."""
+
+    @abc.abstractmethod
+    def release(self, kind: str, names: Sequence[str]) -> int:
+        """Give up those of ``names`` this instance holds; how many it held."""

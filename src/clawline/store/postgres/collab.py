@@ -16,6 +16,8 @@ from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
 from clawline.store._instances_sql import (
+    SqlClaimReads,
+    SqlClaimWrites,
     SqlHandoffReads,
     SqlHandoffWrites,
     SqlInstanceReads,
@@ -70,6 +72,7 @@ def attach_reads(store: Store, fetch: Execute, dialect: Dialect) -> None:
     store.instances = SqlInstanceReads(fetch, dialect)
     store.run_owners = SqlRunOwnerReads(fetch, dialect)
     store.handoffs = SqlHandoffReads(fetch, dialect)
+    store.claims = SqlClaimReads(fetch, dialect)
 
 
 def attach_writes(
@@ -97,3 +100,4 @@ def attach_writes(
     tx.instances = SqlInstanceWrites(execute, dialect)
     tx.run_owners = SqlRunOwnerWrites(execute, dialect, instance_id)
     tx.handoffs = SqlHandoffWrites(execute, dialect)
+    tx.claims = SqlClaimWrites(execute, dialect, instance_id)

@@ -95,3 +95,27 @@ def create_run_handoffs(db: psycopg.Connection[TupleRow]) -> None:
         """
     )
     db.execute("CREATE INDEX run_handoffs_by_target ON run_handoffs (target_instance, id)")
+
+
+def create_instance_claims(db: psycopg.Connection[TupleRow]) -> None:
+    # What an instance holds besides runs: a persistent ACP child's agent process (kind
+    # ``acp``), a channel connection (kind ``channel``). A claim on an instance that is no
+    # longer running is free for a live one to take.
+    db.execute(
+        """
+        CREATE TABLE instance_claims (
+            kind TEXT COLLATE "C" NOT NULL,
+            name TEXT COLLATE "C" NOT NULL,
+            instance_id TEXT COLLATE "C" NOT NULL,
+            claimed_at BIGINT NOT NULL,
+            PRIMARY KEY (kind, name)
+        )
+        """
+    )
+    db.execute("CREATE INDEX instance_claims_by_instance ON instance_claims (instance_id, kind)")
+
+
+def add_subagent_deferred_outcome(db: psycopg.Connection[TupleRow]) -> None:
+    # A deferred orchestrator's latest finished turn (status, text, usage): the record's result
+    # once its descendants are done, kept in the store so a crash does not lose the deferral.
+    db.execute("ALTER TABLE subagent_runs ADD COLUMN deferred_outcome JSONB")

@@ -30,9 +30,11 @@ from clawline.store.postgres.collab_schema import (
 )
 from clawline.store.postgres.idempotency_schema import create_run_idempotency
 from clawline.store.postgres.instance_schema import (
+    add_subagent_deferred_outcome,
     add_subagent_instance,
     create_event_log,
     create_gateway_instances,
+    create_instance_claims,
     create_run_handoffs,
     create_run_owners,
 )
@@ -200,6 +202,8 @@ MIGRATIONS: list[Migration] = [
     add_subagent_instance,
     create_event_log,
     create_run_handoffs,
+    create_instance_claims,
+    add_subagent_deferred_outcome,
 ]
 
 

@@ -14,6 +14,8 @@ from clawline.store._dialect import Dialect, Execute
 from clawline.store._idempotency_sql import SqlIdempotencyReads, SqlIdempotencyWrites
 from clawline.store._inbox_sql import SqlInboxReads, SqlInboxWrites
 from clawline.store._instances_sql import (
+    SqlClaimReads,
+    SqlClaimWrites,
     SqlHandoffReads,
     SqlHandoffWrites,
     SqlInstanceReads,
@@ -55,6 +57,7 @@ def attach_reads(store: Store, fetch: Execute) -> None:
     store.instances = SqlInstanceReads(fetch, SQLITE)
     store.run_owners = SqlRunOwnerReads(fetch, SQLITE)
     store.handoffs = SqlHandoffReads(fetch, SQLITE)
+    store.claims = SqlClaimReads(fetch, SQLITE)
 
 
 def attach_writes(tx: StoreTransaction, db: sqlite3.Connection, instance_id: str | None) -> None:
@@ -76,3 +79,4 @@ def attach_writes(tx: StoreTransaction, db: sqlite3.Connection, instance_id: str
     tx.instances = SqlInstanceWrites(execute, SQLITE)
     tx.run_owners = SqlRunOwnerWrites(execute, SQLITE, instance_id)
     tx.handoffs = SqlHandoffWrites(execute, SQLITE)
+    tx.claims = SqlClaimWrites(execute, SQLITE, instance_id)

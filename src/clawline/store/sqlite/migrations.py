@@ -24,8 +24,10 @@ from clawline.store.sqlite.collab_schema import (
 )
 from clawline.store.sqlite.idempotency_schema import create_run_idempotency
 from clawline.store.sqlite.instance_schema import (
+    add_subagent_deferred_outcome,
     add_subagent_instance,
     create_gateway_instances,
+    create_instance_claims,
     create_run_handoffs,
     create_run_owners,
 )
@@ -186,6 +188,8 @@ MIGRATIONS: list[Migration] = [
     create_run_owners,
     add_subagent_instance,
     create_run_handoffs,
+    create_instance_claims,
+    add_subagent_deferred_outcome,
 ]
 
 
