@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from clawline.agents.runner import RunContext
+from clawline.collab.completion import STOPPED_ERROR
 from clawline.collab.spawn_plan import ChildPlan
 from clawline.runtime import Runtime
+from clawline.testing import FakeClock
 from tests.collab.conftest import MakeServices
 from tests.collab.support import Reply, runner_of
 from tests.collab.test_announce_support import (
@@ -21,8 +23,10 @@ from tests.collab.test_announce_support import (
     record,
     requester,
     start_child,
+    task_of,
     user_messages,
 )
+from tests.collab.test_recovery import close, restarted
 
 DEPTH_TWO = {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 2}}}}
 
@@ -136,3 +140,81 @@ async def quiesce_except_gate(services: Runtime, orchestrator: ChildPlan) -> Non
     """Wait until the orchestrator's first turn and its run-end hook are done."""
     await eventually(lambda: orchestrator.child_key in services.subagents.deferred())
     await eventually(lambda: not services.runs.has_active_run(orchestrator.child_key))
+
+
+async def test_a_deferred_orchestrator_survives_a_crash(make_services: MakeServices) -> None:
+    """Its deferral is in the store: the next process adopts it, delivers the (lost)
+    grandchild's completion to it, and announces its reply to that once nothing is pending."""
+    async with announcing(make_services) as make:
+        clock = FakeClock()
+        services = await make(DEPTH_TWO, clock)
+        await requester(services)
+        gate = Gate("never answered")
+        grandchildren: list[ChildPlan] = []
+        orchestrator = await child(services, reply=None, task="lead", max_depth=2)
+        runner_of(services).script(orchestrator.child_key, spawning(services, grandchildren, gate))
+        await start_child(services, orchestrator)
+        await gate.entered.wait()
+        await quiesce_except_gate(services, orchestrator)
+        await eventually(lambda: record(services, orchestrator.run_id).deferred_outcome is not None)
+        stored = record(services, orchestrator.run_id).deferred_outcome
+        assert stored is not None
+        assert (stored["status"], stored["text"]) == ("done", "orchestrator: dispatched")
+        await services.runs.shutdown()  # the process dies with the grandchild in flight
+
+        later = await restarted(services, clock)
+        try:
+            await later.announcer.start()
+            await eventually(lambda: not record(services, orchestrator.run_id).active)
+            await quiesce(later)
+            assert later.subagents.deferred() == set()
+        finally:
+            await close(later)
+
+        assert task_of(services, grandchildren[0]).status == "lost"
+        lost = inbox_row(services, grandchildren[0].run_id)
+        assert (lost.requester_session_key, lost.delivered_at is not None) == (
+            orchestrator.child_key,
+            True,
+        )
+        ended = record(services, orchestrator.run_id)
+        assert ended.ended_reason is not None
+        assert ended.frozen_result_text == "acknowledged"  # its turn on the lost completion
+        assert task_of(services, orchestrator).status == "succeeded"
+        row = inbox_row(services, orchestrator.run_id)
+        assert (row.requester_session_key, row.delivered_at is not None) == (MAIN, True)
+        assert [m for m in user_messages(services) if "announce" in m] != []
+
+
+async def test_a_deferred_orchestrator_is_not_lost_at_a_clean_stop_and_adopted_again(
+    make_services: MakeServices,
+) -> None:
+    async with announcing(make_services) as make:
+        clock = FakeClock()
+        services = await make(DEPTH_TWO, clock)
+        await requester(services)
+        gate = Gate("cut off by the stop")
+        grandchildren: list[ChildPlan] = []
+        orchestrator = await child(services, reply=None, task="lead", max_depth=2)
+        runner_of(services).script(orchestrator.child_key, spawning(services, grandchildren, gate))
+        await start_child(services, orchestrator)
+        await gate.entered.wait()
+        await quiesce_except_gate(services, orchestrator)
+        await eventually(lambda: record(services, orchestrator.run_id).deferred_outcome is not None)
+        await services.runs.shutdown()
+        result = await services.recovery.recover(error=STOPPED_ERROR)  # the clean stop's pass
+        assert result.lost == [grandchildren[0].run_id]
+        assert record(services, orchestrator.run_id).active  # left for adoption
+
+        again = await restarted(services, clock)
+        await again.instance.acquire()  # registered: what it adopts, a running instance holds
+        try:
+            assert await again.subagents.adopt_deferred() == 1
+            assert await again.subagents.adopt_deferred() == 0  # it answers for it now
+            await again.announcer.start()
+            await eventually(lambda: not record(services, orchestrator.run_id).active)
+            await quiesce(again)
+        finally:
+            await again.instance.release()
+            await close(again)
+        assert inbox_row(services, orchestrator.run_id).requester_session_key == MAIN

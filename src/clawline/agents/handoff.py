@@ -10,10 +10,12 @@ messages for one session decide one after the other:
    queues behind the session's current turn there, as on one instance);
 2. a session whose active sub-agent record another running instance answers for (a deferred
    orchestrator waiting there for its children): that instance;
-3. a spawned child's first run (``place``): the alive instance answering for the fewest runs
+3. a persistent ACP child whose agent process another running instance holds (its claim in
+   ``instance_claims``): that instance, whose process serves the run;
+4. a spawned child's first run (``place``): the alive instance answering for the fewest runs
    (this one on a tie, else one of the lightest at random) — so a wave of children spreads
    over the instances;
-4. else here.
+5. else here.
 
 A run placed elsewhere gets, in that same transaction, its owner row naming the target and a
 row in ``run_handoffs`` with what the target needs to start it (:func:`handoff_request`). The
@@ -32,7 +34,8 @@ import random
 from dataclasses import dataclass
 
 from clawline.agents.run import Run
-from clawline.records.instance import RunHandoff
+from clawline.keys import is_acp_key
+from clawline.records.instance import ACP_CLAIM, RunHandoff
 from clawline.records.outbox import OutboxTarget
 from clawline.store.base import Store, StoreTransaction
 from clawline.types import JSON, JSONObject
@@ -63,6 +66,10 @@ class RunPlacement:
         keeper = self._record_keeper(run.session_key)
         if keeper is not None:
             return keeper
+        if is_acp_key(run.session_key):
+            holder = self._store.claims.holder(ACP_CLAIM, run.session_key)
+            if holder is not None and holder != self.instance_id:
+                return holder
         if not run.place:
             return None
         alive = [

@@ -143,6 +143,12 @@ class Announcer:
         self._tasks: set[asyncio.Future[object]] = set()
         """The deliveries under way (this dispatcher owns them; :meth:`stop` awaits them)."""
         self._after_delivery: list[Callable[[str], None]] = []
+        self._after_recovery: list[Callable[[], Awaitable[object]]] = []
+
+    def on_recovered(self, callback: Callable[[], Awaitable[object]]) -> None:
+        """Await ``callback()`` after the start-up recovery, before any pending row is
+        delivered (the sub-agent registry adopts the deferred orchestrators there)."""
+        self._after_recovery.append(callback)
 
     def on_delivery_done(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(requester)`` whenever a delivery attempt to a requester is over
@@ -454,6 +460,8 @@ class Announcer:
         """Start-up (before the gateway serves): recovery, then every pending row. The runtime
         then runs :meth:`tick` every :data:`ANNOUNCE_TICK_MS` (its background task group)."""
         await self._recovery.recover()
+        for callback in self._after_recovery:
+            await callback()
         await self._resume_unanswered()
         await self.tick()
 

@@ -5,10 +5,13 @@ left active is running nowhere. Recovery ends what **no running instance answers
 (:mod:`clawline.instances`: its run owners and its active sub-agent records), and leaves the
 rest alone — the runs of the other instances sharing a PostgreSQL store:
 
-1. every sub-agent run record still active is ended as lost — outcome ``{status:"error",
-   error:"lost: gateway restarted"}``, task ``lost`` with that error — with an inbox row for its
-   requester (unless the spawn asked for no completion message), and its child session's status
-   becomes ``failed``; all in batches of :data:`RECOVERY_BATCH` records per transaction;
+1. every sub-agent run record still active — but a deferred orchestrator's, whose own run is
+   over and which a running instance adopts (:meth:`SubagentRegistry.adopt_deferred
+   <clawline.collab.subagents.SubagentRegistry.adopt_deferred>`) — is ended as lost — outcome
+   ``{status:"error", error:"lost: gateway restarted"}``, task ``lost`` with that error — with an
+   inbox row for its requester (unless the spawn asked for no completion message), and its child
+   session's status becomes ``failed``; all in batches of :data:`RECOVERY_BATCH` records per
+   transaction;
 2. every other session whose status is still ``running`` (its run died with the process)
    becomes ``failed`` (``abortedLastRun: true``);
 3. every stored idempotency key without an outcome (its run died with the process) gets the
@@ -116,7 +119,8 @@ class StartupRecovery:
         store = self._store
         with store.transaction() as tx:
             tx.handoffs.drop_unanswered()  # their runs' owners are unanswered too: ended below
-        active = store.runs.unanswered()
+        # A deferred orchestrator's own run is over: it is adopted, not lost (collab.subagents).
+        active = [record for record in store.runs.unanswered() if record.deferred_outcome is None]
         lost: list[str] = []
         announced = 0
         for start in range(0, len(active), RECOVERY_BATCH):

@@ -23,8 +23,15 @@ creation to their end (docs/design-agents.md).
   record ends with the latest turn's reply — so the requester hears the orchestrator's final
   answer, not its first one. OpenClaw re-runs the orchestrator with a ``:wake`` message for
   this; here the delivered completions are that wake. A failed or timed-out turn ends the
-  record at once. Deferral lives in memory: after a crash a deferred record is recovered as
-  ``lost``, like any record still active.
+  record at once.
+- The deferral survives a crash: once it has to wait, the latest turn's outcome is stored on
+  the record (``deferred_outcome``; a leaf child that ends with nothing pending costs no extra
+  write), recovery leaves such records active, and the instance that finds one
+  no running instance answers for — the next start of a SQLite store's gateway, or any live
+  instance of a shared store (every heartbeat) — adopts it (:meth:`adopt_deferred`): the
+  children's completions, the lost ones included, are delivered to it there, and its record
+  ends with the latest stored turn's reply once nothing it spawned is pending. A turn the crash
+  cut off is not replayed (its session ends ``failed``, as recovery leaves every cut-off run).
 - :meth:`kill` and :meth:`steer` (the ``subagents`` tool) end records before they abort the
   runs, with ``suppressAnnounceReason`` ``killed`` / ``steer-restart``, so no announce follows.
 - The plugins' ``subagent_ended`` hook hears of every record this process ends (completion,
@@ -71,6 +78,25 @@ log = logging.getLogger("clawline.collab")
 
 COMPLETION_RETRY_DELAYS_S = (0.5, 2.0, 5.0)
 """Waits between attempts to write a run's end when the store fails."""
+ADOPT_BATCH = 100
+"""Deferred orchestrators adopted per pass."""
+
+
+def _stored_outcome(record: SubagentRun) -> RunOutcome:
+    """The outcome a deferred record keeps (``deferred_outcome``) as the registry holds it."""
+    stored = record.deferred_outcome or {}
+    usage = stored.get("usage")
+    ended_at = record.started_at or record.created_at
+    return RunOutcome(
+        run_id=record.run_id,
+        session_key=record.child_session_key,
+        status="done",
+        accepted_at=record.created_at,
+        started_at=record.started_at,
+        ended_at=ended_at,
+        text=str(stored.get("text") or ""),
+        usage=usage if isinstance(usage, dict) else None,
+    )
 
 
 class NotRunning(Conflict):
@@ -114,6 +140,9 @@ class SubagentRegistry:
         its descendants are pending."""
         self._waited: set[str] = set()
         """Deferred orchestrators that have had pending descendants."""
+        self._unstored: set[str] = set()
+        """Deferred orchestrators whose latest outcome is not in the store yet (it is stored
+        once they have to wait)."""
         self._settling: set[asyncio.Task[None]] = set()
         """Deferred orchestrators being looked at again (this registry owns the tasks)."""
 
@@ -251,9 +280,49 @@ class SubagentRegistry:
         if outcome.status != "done":
             self._deferred.pop(run.session_key, None)
             self._waited.discard(run.session_key)
+            self._unstored.discard(run.session_key)
             return self._end_with(record_run_id, outcome)
         self._deferred[run.session_key] = (record_run_id, outcome)
+        self._unstored.add(run.session_key)
         return self._settle(run.session_key)
+
+    async def _store_deferral(self, record_run_id: str, outcome: RunOutcome) -> None:
+        try:
+            await self._workers.run(self._store_deferral_now, record_run_id, outcome)
+        except ClawlineError as error:
+            log.warning("deferral of %s not stored: %s", record_run_id, error)
+
+    def _store_deferral_now(self, record_run_id: str, outcome: RunOutcome) -> None:
+        with self._store.transaction() as tx:
+            record = tx.runs.get(record_run_id)
+            if record is None or not record.active:
+                return
+            deferred: dict[str, JSON] = {"status": outcome.status, "text": outcome.text}
+            if outcome.usage is not None:
+                deferred["usage"] = dict(outcome.usage)
+            tx.runs.update(replace(record, deferred_outcome=deferred))
+
+    async def adopt_deferred(self) -> int:
+        """Answer for the deferred orchestrators no running instance answers for (their
+        instance crashed or stopped): wait for their descendants here, then end their records
+        with their latest stored turn. How many were adopted."""
+        adopted = await self._workers.run(self._adopt_now)
+        for record in adopted:
+            key = record.child_session_key
+            self._deferred.setdefault(key, (record.run_id, _stored_outcome(record)))
+            self._waited.add(key)
+        if adopted:
+            log.info("%d deferred orchestrator(s) adopted", len(adopted))
+        for record in adopted:
+            await self._settle(record.child_session_key)
+        return len(adopted)
+
+    def _adopt_now(self) -> list[SubagentRun]:
+        candidates = self._store.runs.orphaned_deferred(ADOPT_BATCH)
+        if not candidates:
+            return []
+        with self._store.transaction() as tx:
+            return [record for record in candidates if tx.runs.adopt(record.run_id)]
 
     def _end_with(self, record_run_id: str, outcome: RunOutcome) -> Awaitable[None]:
         return self.complete(
@@ -277,11 +346,15 @@ class SubagentRegistry:
             return
         if pending or self._announcer.delivering_to(child_key):
             self._waited.add(child_key)
+            if child_key in self._unstored:  # it waits: a crash must not lose the deferral
+                self._unstored.discard(child_key)
+                await self._store_deferral(*deferred)
             return
         if child_key in self._waited and self._runs.has_active_run(child_key):
             return  # a turn on delivered completions is under way; its end looks again
         del self._deferred[child_key]
         self._waited.discard(child_key)
+        self._unstored.discard(child_key)
         await self._end_with(*deferred)
 
     def delivery_done(self, requester: str) -> None:

@@ -89,7 +89,10 @@ class RunHandoff:
 
 
 ClaimKind = Literal["acp", "channel"]
-CLAIM_KINDS: tuple[str, ...] = ("acp", "channel")
+ACP_CLAIM: ClaimKind = "acp"
+"""A persistent ACP child's agent process; the claim's name is the child's session key."""
+CHANNEL_CLAIM: ClaimKind = "channel"
+"""A channel connection; the claim's name is the channel id."""
 
 
 @dataclass(frozen=True, slots=True)

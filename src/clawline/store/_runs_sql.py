@@ -20,6 +20,7 @@ _COUNT_ACTIVE = (
     "SELECT count(*) FROM subagent_runs WHERE requester_session_key = ? AND ended_at IS NULL"
 )
 _BY_SPAWN_KEY = f"{_SELECT} WHERE requester_session_key = ? AND spawn_key = ?"
+_UNANSWERED = f"coalesce(instance_id, '') NOT IN ({RUNNING_INSTANCES})"
 
 
 class _RunSql:
@@ -74,10 +75,15 @@ class SqlRunReads(_RunSql, RunReads):
 
     def unanswered(self) -> list[SubagentRun]:
         return self._runs(
-            f"{_SELECT} WHERE ended_at IS NULL"
-            f" AND coalesce(instance_id, '') NOT IN ({RUNNING_INSTANCES})"
-            " ORDER BY created_at, run_id",
+            f"{_SELECT} WHERE ended_at IS NULL AND {_UNANSWERED} ORDER BY created_at, run_id",
             [],
+        )
+
+    def orphaned_deferred(self, limit: int) -> list[SubagentRun]:
+        return self._runs(
+            f"{_SELECT} WHERE ended_at IS NULL AND deferred_outcome IS NOT NULL"
+            f" AND {_UNANSWERED} ORDER BY created_at, run_id LIMIT ?",
+            [limit],
         )
 
     def archive_due(self, now: int, limit: int) -> list[SubagentRun]:
@@ -128,6 +134,16 @@ class SqlRunWrites(_RunSql, RunWrites):
             self._d.q(f"UPDATE subagent_runs SET {assignments} WHERE run_id = ?"),
             [*params[1:], params[0]],
         )
+
+    def adopt(self, run_id: str) -> bool:
+        rows = self._execute(
+            self._d.q(
+                "UPDATE subagent_runs SET instance_id = ?"
+                f" WHERE run_id = ? AND ended_at IS NULL AND {_UNANSWERED} RETURNING run_id"
+            ),
+            [self._instance_id, run_id],
+        )
+        return bool(rows)
 
     def delete(self, run_id: str) -> bool:
         rows = self._execute(

@@ -168,6 +168,11 @@ class RunReads(abc.ABC):
         (:mod:`clawline.instances`), oldest first (recovery)."""
 
     @abc.abstractmethod
+    def orphaned_deferred(self, limit: int) -> list[SubagentRun]:
+        """Up to ``limit`` deferred orchestrators' records (active, with a
+        ``deferred_outcome``) that no running instance answers for, oldest first."""
+
+    @abc.abstractmethod
     def archive_due(self, now: int, limit: int) -> list[SubagentRun]:
         """Runs with ``archiveAtMs <= now`` whose cleanup has not completed, due first."""
 
@@ -201,6 +206,11 @@ class RunWrites(abc.ABC):
         """Like :meth:`RunReads.count_active`, and serialises this requester's spawns across
         processes until the transaction ends, so a limit check and the insert that follows it
         cannot race. Take it at the same point in every transaction (e.g. first)."""
+
+    @abc.abstractmethod
+    def adopt(self, run_id: str) -> bool:
+        """Make this transaction's instance answer for the active record ``run_id`` if no
+        running instance does; whether it does now (of concurrent adopters, one wins)."""
 
     @abc.abstractmethod
     def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:

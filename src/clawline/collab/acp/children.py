@@ -20,6 +20,13 @@ A run for a child without a live process (a follow-up to a finished oneshot chil
 child after a gateway restart) starts the agent again and reopens the child's ACP session with
 ``session/load``; an agent without ``loadSession`` cannot continue it, and the run fails.
 
+On a store several gateway instances share (docs/instances.md), a persistent child's agent
+process belongs to one instance: the one that starts it claims it (``instance_claims``, kind
+``acp``), runs for the child are placed there (:mod:`clawline.agents.handoff`), and when that
+instance is gone — its lease lapsed, or it stopped — a live one adopts the child at its next
+heartbeat (:meth:`AcpRuntime.adopt_children`): it starts the agent and loads the ACP session,
+so the child is up again before anyone writes to it. A deleted child's claim is given up.
+
 An aborted or timed-out run sends ``session/cancel`` and waits up to :data:`CANCEL_WAIT_S` for
 the agent's answer; a persistent agent that does not answer in time is closed. Closing is
 :meth:`AgentProcess.close` (``session/close`` if supported, EOF, SIGTERM, SIGKILL, each after
@@ -59,6 +66,8 @@ from clawline.collab.spawn_acp_plan import acp_meta
 from clawline.config import AcpAgentConfig, AcpConfig
 from clawline.errors import AcpAgentError
 from clawline.events import DomainEvent, SessionChanged
+from clawline.keys import is_acp_key
+from clawline.records.instance import ACP_CLAIM
 
 if TYPE_CHECKING:
     from acp.connection import StreamEvent, StreamObserver
@@ -75,6 +84,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("clawline.collab.acp")
 
+ADOPT_BATCH = 20
+"""Persistent children of gone instances restarted per pass."""
 STARTUP_TIMEOUT_S = 60.0
 """Start, ``initialize`` and ``session/new``/``session/load`` together."""
 CANCEL_WAIT_S = 2.0
@@ -113,7 +124,8 @@ class AcpRuntime:
     relays inject their messages through it); ``subagents`` ends the run records of tracked
     children; ``store`` and ``tasks`` end the tasks of the others; ``catalog`` and ``workers``
     read a child's entry; ``clock`` and ``state_dir`` serve the relays, their stream logs and
-    the agents' stderr logs.
+    the agents' stderr logs. On a ``shared_store`` this instance claims the persistent
+    children whose agents it starts, and adopts those of instances gone (module docstring).
     """
 
     def __init__(
@@ -128,8 +140,10 @@ class AcpRuntime:
         workers: StoreWorkers,
         clock: Clock,
         state_dir: Path,
+        shared_store: bool = False,
     ) -> None:
         self.config = config
+        self._shared = shared_store
         self._runs = runs
         self._subagents = subagents
         self._catalog = catalog
@@ -141,6 +155,8 @@ class AcpRuntime:
         self._children: dict[str, AcpChild] = {}
         self._watched: dict[str, WatchedRun] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._releasing: set[asyncio.Future[None]] = set()
+        """Claims of deleted children being given up (awaited by :meth:`shutdown`)."""
         self.observers: list[WireObserver] = []
         self.startup_timeout_s = STARTUP_TIMEOUT_S
         self.cancel_wait_s = CANCEL_WAIT_S
@@ -208,7 +224,44 @@ class AcpRuntime:
             self._close(previous)
         self._children[session_key] = child
         log.info("ACP agent %s started for %s (pid %s)", agent.id, session_key, process.pid)
+        if self._shared and mode == "persistent":
+            await self._workers.run(self._claim_now, session_key)
         return child
+
+    def _claim_now(self, session_key: str) -> bool:
+        with self._store.transaction() as tx:
+            return tx.claims.take(ACP_CLAIM, session_key, self._clock.now_ms())
+
+    def _release_now(self, session_key: str) -> None:
+        with self._store.transaction() as tx:
+            tx.claims.release(ACP_CLAIM, [session_key])
+
+    async def adopt_children(self) -> int:
+        """Restart here the persistent children whose instance is no longer running (it
+        crashed, or stopped): claim each, start its agent and ``session/load`` its ACP session.
+        One that cannot be reopened (its session deleted, its agent without ``loadSession``
+        or no longer configured) is given up, logged; the next message to it tries again. How
+        many were restarted."""
+        if not self._shared or self._runs.closed:
+            return 0
+        orphans = await self._workers.run(self._store.claims.unanswered, ACP_CLAIM, ADOPT_BATCH)
+        restarted = 0
+        for claim in orphans:
+            if not await self._workers.run(self._claim_now, claim.name):
+                continue  # another instance adopted it first
+            try:
+                await self.acquire(claim.name)
+            except AcpAgentError as error:
+                log.warning("ACP child %s not restarted here: %s", claim.name, error)
+                await self._workers.run(self._release_now, claim.name)
+                continue
+            restarted += 1
+            log.info(
+                "ACP child %s restarted here (its instance %s is gone)",
+                claim.name,
+                claim.instance_id,
+            )
+        return restarted
 
     @staticmethod
     def _tap(process: AgentProcess, observer: WireObserver) -> StreamObserver:
@@ -277,6 +330,8 @@ class AcpRuntime:
             self._close(child)
         while self._closing:
             await asyncio.wait(list(self._closing))
+        if self._releasing:
+            await asyncio.wait(list(self._releasing))
 
     def session_event(self, event: DomainEvent) -> None:
         """A domain event: a deleted child loses its process."""
@@ -284,6 +339,15 @@ class AcpRuntime:
             return
         if event.session_key in self._children:
             self.close(event.session_key)
+        if self._shared and is_acp_key(event.session_key):
+            release = asyncio.ensure_future(self._workers.run(self._release_now, event.session_key))
+            self._releasing.add(release)
+            release.add_done_callback(self._released)
+
+    def _released(self, release: asyncio.Future[None]) -> None:
+        self._releasing.discard(release)
+        if not release.cancelled() and release.exception() is not None:
+            log.warning("claim of a deleted ACP child not given up: %r", release.exception())
 
     # --- run ends --------------------------------------------------------------------------
 
