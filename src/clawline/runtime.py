@@ -39,6 +39,7 @@ from clawline.agents.tools.registry import ToolRegistry
 from clawline.agents.turn import AgentRunner
 from clawline.background import Background
 from clawline.channels.commands import ChannelCommands
+from clawline.channels.connections import ChannelConnections
 from clawline.channels.inbox import ChannelInbox
 from clawline.channels.outbox_delivery import OutboxDelivery
 from clawline.channels.plugin import ChannelsPlugin
@@ -216,6 +217,7 @@ class Runtime:
         self.runs.on_run_end(self.announcer.run_ended)
         self.runs.on_run_end(self.subagents.run_ended)
         self.announcer.on_delivery_done(self.subagents.delivery_done)
+        self.announcer.on_recovered(self.subagents.adopt_deferred)
         self.thread_bindings = ThreadBindings(
             catalog=self.catalog,
             store=store,
@@ -224,7 +226,8 @@ class Runtime:
             channels=self.channels,
             config=self.agents_config.thread_bindings,
         )
-        # --- channels: inbound messages (and the channel commands), and the outbox's delivery
+        # --- channels: inbound messages (and the channel commands), which connections this
+        # instance runs (one instance per channel on a shared store), and the outbox's delivery
         # loop, woken by every commit that queued messages
         self.inbox = ChannelInbox(
             catalog=self.catalog,
@@ -244,8 +247,20 @@ class Runtime:
                 config=settings.config,
             ),
         )
+        self.connections = ChannelConnections(
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            channels=self.channels,
+            shared=not self.instance.exclusive,
+        )
+        """Which channel connections this instance runs (:mod:`clawline.channels.connections`)."""
         self.outbox = OutboxDelivery(
-            store=store, workers=self.workers, clock=clock, channels=self.channels
+            store=store,
+            workers=self.workers,
+            clock=clock,
+            channels=self.channels,
+            connections=self.connections,
         )
         self.events.subscribe(self._wake_outbox)
         # --- acp: external agents serving ACP children
@@ -259,6 +274,7 @@ class Runtime:
             workers=self.workers,
             clock=clock,
             state_dir=settings.state_dir,
+            shared_store=not self.instance.exclusive,
         )
         self.runs.on_run_end(self.acp.run_ended)
         self.runs.on_shutdown(self.acp.shutdown)
@@ -340,9 +356,11 @@ class Runtime:
         instances whose lease lapsed, end what no running instance answers for (recovery),
         deliver the pending completions, then start the periodic passes in the background task
         group: the announce tick, the sweeps, binding expiry, the take-over of lapsed instances
-        (shared stores), and the outbox's delivery loop; last, the channel adapters
-        (:meth:`ChannelAdapter.start <clawline.channels.base.ChannelAdapter.start>`: a Matrix
-        sync loop, in the same group)."""
+        (shared stores), and the outbox's delivery loop; last, the channel adapters whose
+        connection this instance holds (:meth:`ChannelAdapter.start
+        <clawline.channels.base.ChannelAdapter.start>`: a Matrix sync loop, in the same group;
+        every adapter on an exclusive store) and, on a shared store, the heartbeat's attempt to
+        take over the connections of the channels it does not hold."""
         instance = self.instance
         await instance.acquire()
         try:
@@ -379,12 +397,23 @@ class Runtime:
             first_after=0,
         )
         background.spawn(self.outbox.run(), name="outbox delivery")
-        await self.channels.start(self.inbox, background)
+        await self.connections.start(self.inbox, background)
+        if not instance.exclusive:
+            self.outbox.wake()  # the channels just taken may have rows waiting
         self._started = True
 
     async def _take_over_lapsed(self) -> None:
-        if await self.instance.take_over_lapsed():
+        """Every heartbeat on a shared store: take over the instances whose lease lapsed and
+        end what they left, then adopt what lives on of the stopped or lapsed ones — their
+        deferred orchestrators, persistent ACP children and channel connections."""
+        took_over = await self.instance.take_over_lapsed()
+        if took_over:
             await self.recovery.recover()
+        adopted = await self.subagents.adopt_deferred()
+        await self.acp.adopt_children()
+        if await self.connections.take_free():
+            self.outbox.wake()
+        if took_over or adopted:
             await self.announcer.tick()
 
     def _wake_outbox(self, event: DomainEvent) -> None:
@@ -396,8 +425,8 @@ class Runtime:
         deliveries under way, then mark the instance stopped and end what the stopped runs left
         active — their sub-agent records and tasks end ``lost: gateway stopped``, their
         completions queued for the next start (or another instance), so no task stays
-        ``running`` — stop the plugins and release the lock. The store stays open until
-        :meth:`close`."""
+        ``running`` — close the channel adapters (giving up their connections' claims), stop
+        the plugins and release the lock. The store stays open until :meth:`close`."""
         if not self._started:
             return
         self._started = False
@@ -407,7 +436,7 @@ class Runtime:
             await self.announcer.stop()
             await self.instance.mark_stopped()
             await self.recovery.recover(error=STOPPED_ERROR)
-            await self.channels.aclose()
+            await self.connections.aclose()
             await self.plugins.shutdown()
         finally:
             await self.instance.release()

@@ -52,6 +52,7 @@ TABLES = (
     "run_owners",
     "run_handoffs",
     "instance_claims",
+    "run_stops",
 )
 PG_ONLY_TABLES = ("event_log",)
 """Tables only the PostgreSQL store has (the event log shared by several instances)."""
@@ -73,6 +74,7 @@ _DATA_TABLES = (
     "run_owners",
     "run_handoffs",
     "instance_claims",
+    "run_stops",
 )
 
 

@@ -220,12 +220,14 @@ def test_first_open_from_many_threads(
         "create_run_handoffs",
         "create_run_idempotency",
         "create_run_owners",
+        "create_run_stops",
         "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",
         "create_tasks",
         "create_thread_bindings",
         "create_transcripts",
+        "index_outbox_due_by_channel",
         "index_sessions_by_cwd",
     ]
     secrets = set(pool.map(lambda store: store.secret(), stores))

@@ -117,3 +117,35 @@ def test_a_deferred_outcome_is_stored_with_its_record(store: Store) -> None:
     again = store.runs.get("r1")
     assert again is not None
     assert again.deferred_outcome == outcome
+
+
+def test_run_stops_are_claimed_once_by_their_target(store: Store) -> None:
+    register(store, "a", 100)
+    register(store, "b", 100)
+    with store.transaction() as tx:
+        tx.run_stops.add("s1", "r1", "a", 110)
+        tx.run_stops.add("s2", None, "a", 120)
+        tx.run_stops.add("s3", None, "b", 130)
+        tx.run_stops.add("s4", None, "gone", 140)
+    with store.transaction() as tx:
+        claimed = tx.run_stops.claim("a", 10)
+    assert [(s.session_key, s.run_id, s.created_at) for s in claimed] == [
+        ("s1", "r1", 110),
+        ("s2", None, 120),
+    ]
+    with store.transaction() as tx:
+        assert tx.run_stops.claim("a", 10) == []  # taken once
+        assert tx.run_stops.drop_unanswered() == 1  # the one for no running instance
+        assert [s.session_key for s in tx.run_stops.claim("b", 10)] == ["s3"]
+
+
+def test_the_runs_of_a_session_running_instances_answer_for(store: Store) -> None:
+    register(store, "a", 100)
+    for owner, run_id, at in (("a", "r1", 100), ("gone", "r2", 90), ("a", "r3", 120)):
+        with store.transaction() as tx:
+            tx.run_owners.add(run_id, "s1", at, owner)
+    assert [(o.run_id, o.instance_id) for o in store.run_owners.of_session("s1")] == [
+        ("r1", "a"),
+        ("r3", "a"),
+    ]
+    assert store.run_owners.of_session("s2") == []

@@ -39,12 +39,14 @@ def test_migrations_are_recorded_once(backend: Backend) -> None:
         "create_run_handoffs",
         "create_run_idempotency",
         "create_run_owners",
+        "create_run_stops",
         "create_session_extension_index",
         "create_sessions",
         "create_subagent_runs",
         "create_tasks",
         "create_thread_bindings",
         "create_transcripts",
+        "index_outbox_due_by_channel",
         "index_sessions_by_cwd",
     ]
     backend.open()

@@ -13,7 +13,8 @@ messages for one session decide one after the other:
 3. a persistent ACP child whose agent process another running instance holds (its claim in
    ``instance_claims``): that instance, whose process serves the run;
 4. a spawned child's first run (``place``): the alive instance answering for the fewest runs
-   (this one on a tie, else one of the lightest at random) — so a wave of children spreads
+   (this one on a tie, else one of the lightest at random; the counts are read at most every
+   :data:`LOAD_TTL_MS` and kept up to date here in between) — so a wave of children spreads
    over the instances;
 5. else here.
 
@@ -25,12 +26,18 @@ target released it after its end hooks, or recovery did), with the stored outcom
 A target that dies before claiming leaves rows no running instance answers for: recovery drops
 them with the rest of its runs.
 
+An abort (``chat.abort``, ``sessions.abort``, a task's cancel, ``subagents kill``/``steer``)
+reaches runs another instance runs the same way: a row in ``run_stops`` per instance running
+the session's runs, claimed with the handoffs; the aborting instance waits until their owner
+rows are gone.
+
 On an exclusive store (SQLite) there is no placement: every run runs where it was accepted.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 from dataclasses import dataclass
 
 from clawline.agents.run import Run
@@ -40,6 +47,8 @@ from clawline.records.outbox import OutboxTarget
 from clawline.store.base import Store, StoreTransaction
 from clawline.types import JSON, JSONObject
 
+LOAD_TTL_MS = 250
+"""How long a read of the instances' load serves the placement of spawned children."""
 HANDOFF_BATCH = 50
 """Handoffs claimed per transaction."""
 HANDOFF_POLL_S = 0.1
@@ -47,6 +56,8 @@ HANDOFF_POLL_S = 0.1
 REMOTE_POLL_S = (0.05, 0.1, 0.2, 0.5, 1.0)
 """How often the accepting instance looks whether a run handed elsewhere has ended
 (backing off to the last)."""
+REMOTE_STOP_WAIT_S = 10.0
+"""How long an abort waits for the runs it stopped on other instances to end."""
 
 
 class RunPlacement:
@@ -56,6 +67,8 @@ class RunPlacement:
     def __init__(self, *, store: Store, instance_id: str) -> None:
         self._store = store
         self.instance_id = instance_id
+        self._load_lock = threading.Lock()  # accepting transactions run on several workers
+        self._load: tuple[int, list[str], dict[str, int]] | None = None
 
     def target(self, tx: StoreTransaction, run: Run, now: int) -> str | None:
         """The instance that runs ``run``, ``None`` for this one. Call with the session's row
@@ -72,18 +85,32 @@ class RunPlacement:
                 return holder
         if not run.place:
             return None
-        alive = [
-            record.instance_id for record in self._store.instances.running() if record.alive(now)
-        ]
-        if len(alive) < 2 or self.instance_id not in alive:
-            return None
-        load = self._store.run_owners.counts()
-        lightest = min(load.get(instance, 0) for instance in alive)
-        if load.get(self.instance_id, 0) <= lightest:
-            return None
-        # Among equally loaded ones, at random: accepting transactions that run side by side
-        # read the same counts, and would otherwise all pick the same one.
-        return random.choice([i for i in alive if load.get(i, 0) == lightest])
+        with self._load_lock:
+            alive, load = self._load_now(now)
+            if len(alive) < 2 or self.instance_id not in alive:
+                return None
+            lightest = min(load.get(instance, 0) for instance in alive)
+            if load.get(self.instance_id, 0) <= lightest:
+                target = self.instance_id
+            else:
+                # Among equally loaded ones, at random: instances placing side by side read
+                # the same counts, and would otherwise all pick the same one.
+                target = random.choice([i for i in alive if load.get(i, 0) == lightest])
+            load[target] = load.get(target, 0) + 1
+        return None if target == self.instance_id else target
+
+    def _load_now(self, now: int) -> tuple[list[str], dict[str, int]]:
+        """The live instances and the runs each answers for, read at most every
+        :data:`LOAD_TTL_MS` (and counted on here for what this instance placed since): a wave
+        of spawns costs one count per interval, not one per child."""
+        if self._load is None or now - self._load[0] >= LOAD_TTL_MS:
+            alive = [
+                record.instance_id
+                for record in self._store.instances.running()
+                if record.alive(now)
+            ]
+            self._load = (now, alive, self._store.run_owners.counts())
+        return self._load[1], self._load[2]
 
     def _record_keeper(self, session_key: str) -> str | None:
         """Another running instance answering for the session's active sub-agent record (a

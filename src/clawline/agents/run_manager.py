@@ -35,7 +35,8 @@
 
 - On a store several gateways share, the accepting transaction also decides which instance
   runs the run (:mod:`clawline.agents.handoff`): one handed elsewhere stays in flight here
-  until it ended there; :meth:`take_handoffs` queues the runs handed to this one.
+  until it ended there; :meth:`take_handoffs` queues the runs handed to this one, and stops
+  the runs other instances aborted (:meth:`abort` reaches the runs of every instance).
 
 Runs live in memory: they survive neither a crash nor a restart (a graceful shutdown ends them
 as ``killed`` with their status written). Their idempotency keys do: after a crash, recovery
@@ -57,6 +58,7 @@ from clawline.agents.execution import RunExecution
 from clawline.agents.handoff import (
     HANDOFF_BATCH,
     REMOTE_POLL_S,
+    REMOTE_STOP_WAIT_S,
     HandedRun,
     RunPlacement,
     handoff_request,
@@ -93,7 +95,7 @@ from clawline.clock import wait_for
 from clawline.config import AgentsConfig, AgentsSection, effective_timeout_ms
 from clawline.errors import InvalidField
 from clawline.records.idempotency import IdempotencyRecord
-from clawline.records.instance import RunHandoff
+from clawline.records.instance import RunHandoff, RunStop
 from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import Cause
@@ -491,7 +493,7 @@ class RunManager:
         (:mod:`clawline.agents.handoff`)."""
         if self._closed or self._placement is None:
             return 0
-        claimed = await self._workers.run(self._claim_now)
+        claimed, stops = await self._workers.run(self._claim_now)
         handed = [run_from_handoff(handoff, session_id) for handoff, session_id in claimed]
         for item in handed:
             run = item.run
@@ -500,19 +502,28 @@ class RunManager:
                 hook(item)
             run.accepted.set()
             self._lanes.enqueue(run)
+        for stop in stops:  # after the handoffs: an abort may be for a run handed with it
+            self.spawn_background(
+                self._stopped_for(stop), name=f"abort from another instance {stop.session_key}"
+            )
         return len(handed)
 
-    def _claim_now(self) -> list[tuple[RunHandoff, str]]:
+    async def _stopped_for(self, stop: RunStop) -> None:
+        await self._abort_here(stop.session_key, stop.run_id)
+
+    def _claim_now(self) -> tuple[list[tuple[RunHandoff, str]], list[RunStop]]:
         assert self._placement is not None
+        here = self._placement.instance_id
         handed: list[tuple[RunHandoff, str]] = []
         with self._catalog.transaction() as work:
-            for handoff in work.tx.handoffs.claim(self._placement.instance_id, HANDOFF_BATCH):
+            for handoff in work.tx.handoffs.claim(here, HANDOFF_BATCH):
                 entry = work.tx.get(handoff.session_key)
                 if entry is None:  # deleted meanwhile: nothing to run
                     work.tx.run_owners.remove([handoff.run_id])
                     continue
                 handed.append((handoff, entry.session_id))
-        return handed
+            stops = work.tx.run_stops.claim(here, HANDOFF_BATCH)
+        return handed, stops
 
     def _held(self, run: Run, record: IdempotencyRecord) -> SendAck:
         """The store already holds the run's key (a previous process's run, or one the cache
@@ -637,13 +648,53 @@ class RunManager:
 
     async def abort(self, session_key: str, run_id: str | None = None) -> list[str]:
         """Abort the session's run ``run_id``, else all its queued and running runs; return
-        the ids aborted once their ends are written."""
+        the ids aborted once their ends are written. On a shared store the runs other
+        instances run are aborted too: a stop row for each (:meth:`take_handoffs` there picks
+        it up), then this waits (at most :data:`REMOTE_STOP_WAIT_S`) until they ended."""
         key = self._catalog.canonical(session_key)
+        elsewhere: list[str] = []
+        if self._placement is not None:
+            elsewhere = await self._workers.run(self._stop_elsewhere_now, key, run_id)
+        aborted = await self._abort_here(key, run_id)
+        if elsewhere:
+            await self._ended_elsewhere(elsewhere)
+        return aborted + [found for found in elsewhere if found not in aborted]
+
+    async def _abort_here(self, key: str, run_id: str | None) -> list[str]:
         targets = [run for run in self.active_runs(key) if run_id is None or run.run_id == run_id]
         for run in targets:
             self._stop(run, StopRequest.ABORT)
         await self._settle(targets)
         return [run.run_id for run in targets]
+
+    def _stop_elsewhere_now(self, key: str, run_id: str | None) -> list[str]:
+        """Ask the other instances running the session's runs (``run_id`` only, when given)
+        to stop them; their ids."""
+        assert self._placement is not None
+        here = self._placement.instance_id
+        owners = [
+            owner
+            for owner in self._catalog.store.run_owners.of_session(key)
+            if owner.instance_id != here and (run_id is None or owner.run_id == run_id)
+        ]
+        if owners:
+            now = self._clock.now_ms()
+            with self._catalog.store.transaction() as tx:
+                for target in dict.fromkeys(owner.instance_id for owner in owners):
+                    tx.run_stops.add(key, run_id, target, now)
+        return [owner.run_id for owner in owners]
+
+    async def _ended_elsewhere(self, run_ids: list[str]) -> None:
+        waited = 0.0
+        delays = itertools.chain(REMOTE_POLL_S, itertools.repeat(REMOTE_POLL_S[-1]))
+        store = self._catalog.store
+        while await self._workers.run(store.run_owners.answered_runs, run_ids):
+            if waited >= REMOTE_STOP_WAIT_S:
+                log.warning("runs %s did not end within %g s of their abort", run_ids, waited)
+                return
+            delay = next(delays)
+            await self._clock.sleep(delay)
+            waited += delay
 
     def _stop(self, run: Run, reason: StopRequest) -> None:
         run.request_stop(reason)

@@ -10,6 +10,8 @@
 - :mod:`clawline.channels.inbox`, :mod:`clawline.channels.outbox_delivery`: inbound routing and
   outbound delivery; :mod:`clawline.channels.commands`: ``/focus``, ``/unfocus``,
   ``/subagents`` for every adapter;
+- :mod:`clawline.channels.connections`: which adapters' connections this gateway runs (one
+  instance per channel on a shared store);
 - :mod:`clawline.channels.plugin`: the built-in plugin that registers it (and a registry of just
   the built-in adapters);
 - :mod:`clawline.channels.thread_bindings`: thread bindings — choosing the conversation a spawn

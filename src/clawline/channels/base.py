@@ -319,7 +319,17 @@ class ChannelAdapter(abc.ABC):
         The runtime calls it once, at the end of its start (the plugins started, the outbox's
         delivery loop running); it must not wait on the network — do that inside the task. The
         runtime's stop cancels the task (it closes ``background``) before :meth:`aclose`.
-        Default: nothing (an adapter that is pushed to, like the webhook, needs no loop)."""
+        Default: nothing (an adapter that is pushed to, like the webhook, needs no loop).
+
+        On a store several gateway instances share, only the instance holding the channel's
+        connection calls it (:mod:`clawline.channels.connections`); the others call
+        :meth:`stand_by` instead, and call this one later if they take the connection over."""
+
+    async def stand_by(self, inbox: ChannelInbox) -> None:  # noqa: B027
+        """Receive only what is pushed to this gateway instance (Telegram's webhook POSTs):
+        another instance on the same store holds the channel's connection, so start no loop and
+        register nothing with the service. Called instead of :meth:`start` (which may follow,
+        when this instance takes the connection over). Default: nothing."""
 
     def status(self) -> ChannelStatus:
         """How the channel is doing (:class:`ChannelStatus`). Default: nothing known."""

@@ -16,6 +16,12 @@ loop, one task in the runtime's background group, sends them:
 - it sleeps until the next row is due or :meth:`OutboxDelivery.wake` is called (the runtime
   wakes it when a commit queued rows).
 
+Of several gateway instances on one store, each delivers only the rows of the channels whose
+connection it holds (:mod:`clawline.channels.connections`), so one conversation's messages leave
+from one instance, in order; rows of a channel no running instance holds wait, pending, until
+one takes it. Such an instance also looks for due rows every :data:`SHARED_POLL_S`: rows
+another instance queued do not wake it.
+
 Exactly once, as the user sees it: each attempt first claims its row for :data:`CLAIM_MS` (one
 conditional ``UPDATE``: of several gateway instances sharing the store, one gets it), and the
 row is marked delivered in the transaction right after the channel accepted it. A crash between
@@ -35,6 +41,7 @@ from clawline.channels.base import DeliveryFailed, TargetGone
 from clawline.failure_log import one_line
 
 if TYPE_CHECKING:
+    from clawline.channels.connections import ChannelConnections
     from clawline.channels.registry import ChannelRegistry
     from clawline.clock import Clock
     from clawline.records.outbox import OutboxItem, OutboxTarget
@@ -50,12 +57,16 @@ MAX_ATTEMPTS = 10
 BASE_BACKOFF_MS = 1_000
 MAX_BACKOFF_MS = 5 * 60 * 1000
 BUSY_RECHECK_S = 1.0
+"""The longest the loop waits, with rows due behind busy conversations, before it looks again."""
 CLAIM_MS = 30_000
 """A delivery attempt's claim on its row: gateway instances sharing the store leave a claimed
 row alone this long (:meth:`OutboxWrites.claim <clawline.store.outbox.OutboxWrites.claim>`)."""
-"""The longest the loop waits, with rows due behind busy conversations, before it looks again."""
 IDLE_WAKE_S = 60.0
 """The longest the loop sleeps with nothing due (it is woken for new rows anyway)."""
+SHARED_POLL_S = 1.0
+"""The longest the loop sleeps on a store other gateway instances share: :meth:`OutboxDelivery.
+wake` hears only this process's commits, and a reply to a channel this instance holds may be
+queued by the instance that ran it."""
 
 
 def backoff_ms(attempts: int, retry_after_s: float | None) -> int:
@@ -68,15 +79,27 @@ def backoff_ms(attempts: int, retry_after_s: float | None) -> int:
 
 
 class OutboxDelivery:
-    """The delivery loop (module docstring); :meth:`run` is its task."""
+    """The delivery loop (module docstring); :meth:`run` is its task. ``connections`` says
+    which channels this instance delivers (without it: every channel, as the only gateway of
+    its store)."""
 
     def __init__(
-        self, *, store: Store, workers: StoreWorkers, clock: Clock, channels: ChannelRegistry
+        self,
+        *,
+        store: Store,
+        workers: StoreWorkers,
+        clock: Clock,
+        channels: ChannelRegistry,
+        connections: ChannelConnections | None = None,
     ) -> None:
         self._store = store
         self._workers = workers
         self._clock = clock
         self._channels = channels
+        self._connections = connections
+        self._longest_sleep = (
+            SHARED_POLL_S if connections is not None and connections.shared else IDLE_WAKE_S
+        )
         self._wake = asyncio.Event()
         self._busy: set[OutboxTarget] = set()
         """Conversations a worker is delivering to."""
@@ -93,10 +116,12 @@ class OutboxDelivery:
                 self._wake.clear()
                 await self._dispatch(workers)
                 self.passes += 1
-                next_due = await self._workers.run(self._store.outbox.next_due_at)
-                wait = IDLE_WAKE_S
+                next_due = await self._workers.run(
+                    self._store.outbox.next_due_at, self._delivered()
+                )
+                wait = self._longest_sleep
                 if next_due is not None:
-                    wait = min(max(next_due - self._clock.now_ms(), 0) / 1000, IDLE_WAKE_S)
+                    wait = min(max(next_due - self._clock.now_ms(), 0) / 1000, wait)
                 if wait <= 0:
                     if not self._busy:
                         continue
@@ -120,7 +145,9 @@ class OutboxDelivery:
         """Start a worker for every conversation with due rows and none at work: a slow send
         to one conversation holds up neither the others nor the rows queued meanwhile. A busy
         conversation's further rows wait for its worker (order), which wakes the loop when done."""
-        due = await self._workers.run(self._store.outbox.due, self._clock.now_ms(), BATCH)
+        due = await self._workers.run(
+            self._store.outbox.due, self._clock.now_ms(), BATCH, self._delivered()
+        )
         by_target: dict[OutboxTarget, list[OutboxItem]] = defaultdict(list)
         for item in due:
             if item.target not in self._busy:
@@ -129,6 +156,9 @@ class OutboxDelivery:
             self._busy.add(target)
             workers.create_task(self._work(target, items))
         return sum(len(items) for items in by_target.values())
+
+    def _delivered(self) -> frozenset[str] | None:
+        return None if self._connections is None else self._connections.delivered
 
     async def _work(self, target: OutboxTarget, items: list[OutboxItem]) -> None:
         try:

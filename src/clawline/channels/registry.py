@@ -1,6 +1,7 @@
 """The channel adapter registry and the two channel hooks clawline runs itself.
 
-Adapters are registered through the plugins' ``register_channels`` hook. The channel side of
+Adapters are registered through the plugins' ``register_channels`` hook (which of them this
+gateway starts is :mod:`clawline.channels.connections`). The channel side of
 thread binding stays here: ``subagent_spawning`` runs the adapters' hooks (and any added with
 :meth:`ChannelRegistry.add_subagent_spawning_hook`) in registration order, first answer wins;
 ``subagent_ended`` tells every adapter and every added listener, and a failing listener is
@@ -12,7 +13,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from clawline.channels.base import (
     UNAVAILABLE,
@@ -23,11 +24,6 @@ from clawline.channels.base import (
     SubagentSpawning,
 )
 from clawline.errors import Conflict, InvalidField
-from clawline.failure_log import log_failure
-
-if TYPE_CHECKING:
-    from clawline.background import Background
-    from clawline.channels.inbox import ChannelInbox
 
 log = logging.getLogger("clawline.channels")
 
@@ -67,20 +63,6 @@ class ChannelRegistry:
 
     def ids(self) -> list[str]:
         return list(self._adapters)
-
-    async def start(self, inbox: ChannelInbox, background: Background) -> None:
-        """Start every adapter (:meth:`ChannelAdapter.start`); one that fails to start is logged
-        and the others still start."""
-        for channel, adapter in self._adapters.items():
-            try:
-                await adapter.start(inbox, background)
-            except Exception as error:
-                log_failure(log, error, f"channel {channel} did not start")
-
-    async def aclose(self) -> None:
-        """Close every adapter (:meth:`ChannelAdapter.aclose`)."""
-        for adapter in self._adapters.values():
-            await adapter.aclose()
 
     def capabilities(self, channel: str, account_id: str) -> BindingCapabilities:
         """``{adapterAvailable:false, bindSupported:false, placements:[]}`` without an adapter."""

@@ -10,7 +10,10 @@
   ``<chat>:<message>``; in a forum topic ``thread_id`` is the topic's conversation id
   ``<chat>:topic:<message_thread_id>``, since topic ids are only unique inside their chat);
   ``/focus``, ``/unfocus`` and ``/subagents`` are the channel commands
-  (:mod:`clawline.channels.commands`), answered in the same chat or topic.
+  (:mod:`clawline.channels.commands`), answered in the same chat or topic. Of several
+  gateway instances on one store only the one holding the channel's connection polls or sets
+  the webhook (:mod:`clawline.channels.connections`); every instance takes webhook POSTs
+  (:meth:`TelegramChannel.stand_by`).
 - **outbound**: :meth:`TelegramChannel.send` calls ``sendMessage`` (in the topic when the
   target is one), split at 4096 characters. ``429`` → tried again after its ``retry_after``;
   ``403`` (the bot was blocked or kicked) and ``400`` (``chat not found``, ``message thread not
@@ -240,11 +243,17 @@ class TelegramChannel(ChannelAdapter):
                 self._ready = True
 
     async def start(self, inbox: ChannelInbox, background: Background) -> None:
+        """Poll, or set the webhook (the instance holding the connection, on a shared store)."""
         self._inbox = inbox
         if self._mode == "webhook":
             background.spawn(self._set_webhook(), name="telegram webhook")
         else:
             background.spawn(self._poll(), name="telegram polling")
+
+    async def stand_by(self, inbox: ChannelInbox) -> None:
+        """Another instance polls or sets the webhook; in webhook mode Telegram may POST to this
+        one all the same (behind a load balancer), so its updates are taken here too."""
+        self._inbox = inbox
 
     async def _retrying(self, what: str, attempt: int, error: BaseException) -> None:
         wait = POLL_BACKOFF_S[min(attempt, len(POLL_BACKOFF_S) - 1)]

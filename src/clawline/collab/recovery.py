@@ -119,6 +119,7 @@ class StartupRecovery:
         store = self._store
         with store.transaction() as tx:
             tx.handoffs.drop_unanswered()  # their runs' owners are unanswered too: ended below
+            tx.run_stops.drop_unanswered()
         # A deferred orchestrator's own run is over: it is adopted, not lost (collab.subagents).
         active = [record for record in store.runs.unanswered() if record.deferred_outcome is None]
         lost: list[str] = []

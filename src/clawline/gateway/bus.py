@@ -357,55 +357,38 @@ class EventBus:
         event returned is not numbered yet: its ``seq`` is 0); an unretained one goes out at
         once, without a ``seq`` in its frame (module docstring)."""
         ts = self._clock.now_ms()
-        if self._shared is None:
+        local = self._shared is None
+        if local:
             self._seq += 1
-            event = Event(
-                self._seq,
-                name,
-                payload,
-                ts,
-                audience=audience,
-                session_key=session_key,
-                drop_if_slow=drop_if_slow,
-            )
-            if retain:
-                self._retain(event.retained())
-            self._fan_out(event)
-            return event
-        if not retain:
-            frame = orjson.dumps({"type": "event", "event": name, "payload": payload}).decode()
-            event = Event(
-                self._seq,
-                name,
-                payload,
-                ts,
-                audience=audience,
-                session_key=session_key,
-                drop_if_slow=drop_if_slow,
-                frame=frame,
-            )
-            self._fan_out(event)
-            return event
-        self._queue_for_log(
-            EventRecord(
-                instance_id=self._shared.instance_id,
-                name=name,
-                audience=audience.value,
-                session_key=session_key,
-                drop_if_slow=drop_if_slow,
-                payload=orjson.dumps(payload).decode(),
-                ts=ts,
-            )
-        )
-        return Event(
-            0,
+        event = Event(
+            self._seq if local or not retain else 0,
             name,
             payload,
             ts,
             audience=audience,
             session_key=session_key,
             drop_if_slow=drop_if_slow,
+            frame=None
+            if local or retain
+            else orjson.dumps({"type": "event", "event": name, "payload": payload}).decode(),
         )
+        if self._shared is not None and retain:
+            self._queue_for_log(
+                EventRecord(
+                    instance_id=self._shared.instance_id,
+                    name=name,
+                    audience=audience.value,
+                    session_key=session_key,
+                    drop_if_slow=drop_if_slow,
+                    payload=orjson.dumps(payload).decode(),
+                    ts=ts,
+                )
+            )
+            return event
+        if retain:
+            self._retain(event.retained())
+        self._fan_out(event)
+        return event
 
     def _fan_out(self, event: Event) -> None:
         for subscriber in list(self._subscribers.values()):

@@ -88,6 +88,18 @@ class RunHandoff:
     request: JSONObject
 
 
+@dataclass(frozen=True, slots=True)
+class RunStop:
+    """An abort of runs another instance runs (table ``run_stops``): the runs of
+    ``session_key`` on ``target_instance`` — only ``run_id`` when given."""
+
+    id: int
+    session_key: str
+    run_id: str | None
+    target_instance: str
+    created_at: EpochMs
+
+
 ClaimKind = Literal["acp", "channel"]
 ACP_CLAIM: ClaimKind = "acp"
 """A persistent ACP child's agent process; the claim's name is the child's session key."""

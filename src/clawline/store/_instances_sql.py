@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner
+from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner, RunStop
 from clawline.store._dialect import Dialect, Execute
 from clawline.store.instances import (
     ClaimReads,
@@ -19,6 +19,7 @@ from clawline.store.instances import (
     InstanceWrites,
     RunOwnerReads,
     RunOwnerWrites,
+    RunStopWrites,
 )
 from clawline.types import JSONObject
 
@@ -136,6 +137,14 @@ class SqlRunOwnerReads(_Sql, RunOwnerReads):
         rows = self._rows("SELECT instance_id, count(*) FROM run_owners GROUP BY instance_id", [])
         return {row[0]: int(row[1]) for row in rows}
 
+    def of_session(self, session_key: str) -> list[RunOwner]:
+        rows = self._rows(
+            f"SELECT {_OWNER_COLUMNS} FROM run_owners WHERE session_key = ?"
+            f" AND instance_id IN ({RUNNING_INSTANCES}) ORDER BY accepted_at, run_id",
+            [session_key],
+        )
+        return [RunOwner(row[0], row[1], row[2], int(row[3])) for row in rows]
+
 
 class SqlRunOwnerWrites(_Sql, RunOwnerWrites):
     def __init__(self, execute: Execute, dialect: Dialect, instance_id: str | None) -> None:
@@ -222,6 +231,36 @@ class SqlHandoffWrites(_HandoffSql, HandoffWrites):
             f" RETURNING {_HANDOFF_COLUMNS}",
             [],
         )
+
+
+_STOP_COLUMNS = "id, session_key, run_id, target_instance, created_at"
+
+
+class SqlRunStopWrites(_Sql, RunStopWrites):
+    def add(self, session_key: str, run_id: str | None, target_instance: str, at: int) -> None:
+        self._rows(
+            "INSERT INTO run_stops (session_key, run_id, target_instance, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            [session_key, run_id, target_instance, at],
+        )
+
+    def claim(self, instance_id: str, limit: int) -> list[RunStop]:
+        rows = self._rows(
+            "DELETE FROM run_stops WHERE id IN (SELECT id FROM run_stops"
+            f" WHERE target_instance = ? ORDER BY id LIMIT ?{self._d.skip_locked})"
+            f" RETURNING {_STOP_COLUMNS}",
+            [instance_id, limit],
+        )
+        stops = [RunStop(int(row[0]), row[1], row[2], row[3], int(row[4])) for row in rows]
+        return sorted(stops, key=lambda stop: stop.id)
+
+    def drop_unanswered(self) -> int:
+        rows = self._rows(
+            f"DELETE FROM run_stops WHERE target_instance NOT IN ({RUNNING_INSTANCES})"
+            " RETURNING id",
+            [],
+        )
+        return len(rows)
 
 
 _CLAIM_COLUMNS = "kind, name, instance_id, claimed_at"

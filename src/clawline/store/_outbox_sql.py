@@ -1,12 +1,14 @@
 """``store.outbox`` and ``tx.outbox`` in SQL shared by the backends (see :mod:`._dialect`).
 
 The due scan and the next-due time are one range of the partial index
-``outbox_due (next_attempt_at, id) WHERE status = 'pending'``; listing walks the primary key.
+``outbox_due (next_attempt_at, id) WHERE status = 'pending'``; restricted to some channels (a
+gateway among several delivers the channels it holds) they are one range per channel of
+``outbox_due_by_channel (channel, next_attempt_at, id)``, merged. Listing walks the primary key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -17,7 +19,8 @@ from clawline.store.outbox import OutboxReads, OutboxWrites
 _TARGET = ("channel", "account_id", "target_to", "thread_id")
 _OWN = tuple(field.name for field in fields(OutboxItem) if field.name != "target")
 COLUMNS: tuple[str, ...] = (*_TARGET, *_OWN)
-_SELECT = f"SELECT {', '.join(COLUMNS)} FROM channel_outbox"
+_COLUMNS = ", ".join(COLUMNS)
+_SELECT = f"SELECT {_COLUMNS} FROM channel_outbox"
 _INSERT = [column for column in COLUMNS if column != "id"]
 
 
@@ -52,17 +55,43 @@ class SqlOutboxReads(_OutboxSql, OutboxReads):
         found = self._items(f"{_SELECT} WHERE id = ?", [item_id])
         return found[0] if found else None
 
-    def due(self, now: int, limit: int) -> list[OutboxItem]:
-        return self._items(
-            f"{_SELECT} WHERE status = 'pending' AND next_attempt_at <= ?"
-            " ORDER BY next_attempt_at, id LIMIT ?",
-            [now, limit],
+    def due(
+        self, now: int, limit: int, channels: Collection[str] | None = None
+    ) -> list[OutboxItem]:
+        if channels is None:
+            return self._items(
+                f"{_SELECT} WHERE status = 'pending' AND next_attempt_at <= ?"
+                " ORDER BY next_attempt_at, id LIMIT ?",
+                [now, limit],
+            )
+        names = sorted(set(channels))
+        if not names:
+            return []
+        # The first ``limit`` due rows of each channel, then the first ``limit`` of those.
+        ranges = " UNION ALL ".join(
+            f"SELECT {_COLUMNS} FROM ({_SELECT} WHERE status = 'pending' AND channel = ?"
+            f" AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?) AS due_{index}"
+            for index in range(len(names))
         )
+        params: list[Any] = [value for name in names for value in (name, now, limit)]
+        return self._items(f"{ranges} ORDER BY next_attempt_at, id LIMIT ?", [*params, limit])
 
-    def next_due_at(self) -> int | None:
-        rows = self._execute(
-            "SELECT min(next_attempt_at) FROM channel_outbox WHERE status = 'pending'", []
-        )
+    def next_due_at(self, channels: Collection[str] | None = None) -> int | None:
+        if channels is None:
+            statement = "SELECT min(next_attempt_at) FROM channel_outbox WHERE status = 'pending'"
+            params: list[Any] = []
+        else:
+            names = sorted(set(channels))
+            if not names:
+                return None
+            firsts = " UNION ALL ".join(
+                "SELECT min(next_attempt_at) AS due_at FROM channel_outbox"
+                " WHERE status = 'pending' AND channel = ?"
+                for _ in names
+            )
+            statement = f"SELECT min(due_at) FROM ({firsts}) AS firsts"
+            params = list(names)
+        rows = self._execute(self._d.q(statement), params)
         return None if not rows or rows[0][0] is None else int(rows[0][0])
 
     def page(

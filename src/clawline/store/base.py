@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # collab imports this module
         InstanceWrites,
         RunOwnerReads,
         RunOwnerWrites,
+        RunStopWrites,
     )
     from clawline.store.outbox import OutboxReads, OutboxWrites
     from clawline.store.pairing import PairingReads, PairingWrites
@@ -159,9 +160,11 @@ class StoreTransaction(abc.ABC):
     instances: InstanceWrites
     run_owners: RunOwnerWrites
     handoffs: HandoffWrites
+    run_stops: RunStopWrites
     claims: ClaimWrites
     """The gateway instances, who answers for each run, the runs handed from one instance to
-    another, and what else each holds (:mod:`clawline.store.instances`)."""
+    another and the aborts sent after them, and what else each holds
+    (:mod:`clawline.store.instances`)."""
 
     _committed: list[Callable[[], None]] | None = None
 

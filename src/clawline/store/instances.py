@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner
+from clawline.records.instance import InstanceClaim, InstanceRecord, RunHandoff, RunOwner, RunStop
 from clawline.types import JSONObject
 
 
@@ -76,6 +76,10 @@ class RunOwnerReads(abc.ABC):
     def counts(self) -> dict[str, int]:
         """Runs answered for, by instance id."""
 
+    @abc.abstractmethod
+    def of_session(self, session_key: str) -> list[RunOwner]:
+        """The session's runs that running instances answer for, oldest first."""
+
 
 class RunOwnerWrites(abc.ABC):
     """``tx.run_owners``."""
@@ -117,6 +121,22 @@ class HandoffWrites(abc.ABC):
     @abc.abstractmethod
     def drop_unanswered(self) -> list[RunHandoff]:
         """Delete and return the handoffs whose target is no running instance (recovery)."""
+
+
+class RunStopWrites(abc.ABC):
+    """``tx.run_stops``: aborts of runs another instance runs."""
+
+    @abc.abstractmethod
+    def add(self, session_key: str, run_id: str | None, target_instance: str, at: int) -> None: ...
+
+    @abc.abstractmethod
+    def claim(self, instance_id: str, limit: int) -> list[RunStop]:
+        """Take (delete and return) up to ``limit`` of the instance's stops, oldest first;
+        rows another transaction is claiming are skipped, not waited for."""
+
+    @abc.abstractmethod
+    def drop_unanswered(self) -> int:
+        """Delete the stops whose target is no running instance (recovery); how many."""
 
 
 class ClaimReads(abc.ABC):

@@ -8,7 +8,7 @@ backend shares the SQL (:mod:`clawline.store._outbox_sql`).
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from clawline.records.outbox import OutboxItem, OutboxStatus
 
@@ -20,12 +20,16 @@ class OutboxReads(abc.ABC):
     def get(self, item_id: int) -> OutboxItem | None: ...
 
     @abc.abstractmethod
-    def due(self, now: int, limit: int) -> list[OutboxItem]:
-        """Pending rows whose next attempt is due, oldest first (one index range)."""
+    def due(
+        self, now: int, limit: int, channels: Collection[str] | None = None
+    ) -> list[OutboxItem]:
+        """Pending rows whose next attempt is due, oldest first (one index range); with
+        ``channels``, only rows of those channels (one index range per channel)."""
 
     @abc.abstractmethod
-    def next_due_at(self) -> int | None:
-        """When the earliest pending row is due, ``None`` when none is pending."""
+    def next_due_at(self, channels: Collection[str] | None = None) -> int | None:
+        """When the earliest pending row (of ``channels``, when given) is due, ``None`` when
+        none is pending."""
 
     @abc.abstractmethod
     def page(

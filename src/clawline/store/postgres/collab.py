@@ -24,6 +24,7 @@ from clawline.store._instances_sql import (
     SqlInstanceWrites,
     SqlRunOwnerReads,
     SqlRunOwnerWrites,
+    SqlRunStopWrites,
 )
 from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
@@ -100,4 +101,5 @@ def attach_writes(
     tx.instances = SqlInstanceWrites(execute, dialect)
     tx.run_owners = SqlRunOwnerWrites(execute, dialect, instance_id)
     tx.handoffs = SqlHandoffWrites(execute, dialect)
+    tx.run_stops = SqlRunStopWrites(execute, dialect)
     tx.claims = SqlClaimWrites(execute, dialect, instance_id)

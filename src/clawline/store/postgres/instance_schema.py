@@ -119,3 +119,24 @@ def add_subagent_deferred_outcome(db: psycopg.Connection[TupleRow]) -> None:
     # A deferred orchestrator's latest finished turn (status, text, usage): the record's result
     # once its descendants are done, kept in the store so a crash does not lose the deferral.
     db.execute("ALTER TABLE subagent_runs ADD COLUMN deferred_outcome JSONB")
+    db.execute(
+        "CREATE INDEX runs_deferred ON subagent_runs (created_at)"
+        " WHERE ended_at IS NULL AND deferred_outcome IS NOT NULL"
+    )
+
+
+def create_run_stops(db: psycopg.Connection[TupleRow]) -> None:
+    # An abort of a run another instance runs: its target claims (and deletes) the rows and
+    # stops the runs. ``run_id`` NULL: every run of the session there.
+    db.execute(
+        """
+        CREATE TABLE run_stops (
+            id BIGSERIAL PRIMARY KEY,
+            session_key TEXT COLLATE "C" NOT NULL,
+            run_id TEXT COLLATE "C",
+            target_instance TEXT COLLATE "C" NOT NULL,
+            created_at BIGINT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX run_stops_by_target ON run_stops (target_instance, id)")

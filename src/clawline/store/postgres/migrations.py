@@ -19,7 +19,11 @@ from psycopg.rows import TupleRow
 
 from clawline.errors import MigrationError
 from clawline.store.extension_index import extension_index_rows
-from clawline.store.postgres.channel_schema import create_channel_cursors, create_channel_outbox
+from clawline.store.postgres.channel_schema import (
+    create_channel_cursors,
+    create_channel_outbox,
+    index_outbox_due_by_channel,
+)
 from clawline.store.postgres.collab_schema import (
     add_binding_parent_conversation,
     add_subagent_spawn_keys,
@@ -37,6 +41,7 @@ from clawline.store.postgres.instance_schema import (
     create_instance_claims,
     create_run_handoffs,
     create_run_owners,
+    create_run_stops,
 )
 from clawline.store.postgres.pairing_schema import create_device_pairings
 
@@ -204,6 +209,8 @@ MIGRATIONS: list[Migration] = [
     create_run_handoffs,
     create_instance_claims,
     add_subagent_deferred_outcome,
+    create_run_stops,
+    index_outbox_due_by_channel,
 ]
 
 

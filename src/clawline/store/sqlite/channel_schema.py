@@ -51,3 +51,13 @@ def create_channel_cursors(db: sqlite3.Connection) -> None:
         )
         """
     )
+
+
+def index_outbox_due_by_channel(db: sqlite3.Connection) -> None:
+    # The due scan of one gateway among several (docs/instances.md): an instance delivers only
+    # the channels it holds, one range of this index per channel, never walking the due rows
+    # of channels no running instance holds (they wait, pending, for one to take the channel).
+    db.execute(
+        "CREATE INDEX outbox_due_by_channel ON channel_outbox (channel, next_attempt_at, id)"
+        " WHERE status = 'pending'"
+    )

@@ -22,6 +22,7 @@ from clawline.store._instances_sql import (
     SqlInstanceWrites,
     SqlRunOwnerReads,
     SqlRunOwnerWrites,
+    SqlRunStopWrites,
 )
 from clawline.store._outbox_sql import SqlOutboxReads, SqlOutboxWrites
 from clawline.store._pairings_sql import SqlPairingReads, SqlPairingWrites
@@ -79,4 +80,5 @@ def attach_writes(tx: StoreTransaction, db: sqlite3.Connection, instance_id: str
     tx.instances = SqlInstanceWrites(execute, SQLITE)
     tx.run_owners = SqlRunOwnerWrites(execute, SQLITE, instance_id)
     tx.handoffs = SqlHandoffWrites(execute, SQLITE)
+    tx.run_stops = SqlRunStopWrites(execute, SQLITE)
     tx.claims = SqlClaimWrites(execute, SQLITE, instance_id)

@@ -13,7 +13,11 @@ from collections.abc import Callable
 
 from clawline.errors import MigrationError
 from clawline.store.extension_index import extension_index_rows
-from clawline.store.sqlite.channel_schema import create_channel_cursors, create_channel_outbox
+from clawline.store.sqlite.channel_schema import (
+    create_channel_cursors,
+    create_channel_outbox,
+    index_outbox_due_by_channel,
+)
 from clawline.store.sqlite.collab_schema import (
     add_binding_parent_conversation,
     add_subagent_spawn_keys,
@@ -30,6 +34,7 @@ from clawline.store.sqlite.instance_schema import (
     create_instance_claims,
     create_run_handoffs,
     create_run_owners,
+    create_run_stops,
 )
 from clawline.store.sqlite.pairing_schema import create_device_pairings
 
@@ -190,6 +195,8 @@ MIGRATIONS: list[Migration] = [
     create_run_handoffs,
     create_instance_claims,
     add_subagent_deferred_outcome,
+    create_run_stops,
+    index_outbox_due_by_channel,
 ]
 
 
