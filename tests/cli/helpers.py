@@ -27,18 +27,28 @@ class Cli:
     clock: FakeClock
 
     def run(
-        self, *args: str, input: str | None = None, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        terminal: dict[str, str] | None = None,
     ) -> Result:
-        """Run with ``env`` as the whole environment (default: only CLAWLINE_STATE_DIR)."""
+        """Run with ``env`` as the whole environment (default: only CLAWLINE_STATE_DIR).
+        ``terminal`` goes into the process environment for the run, where rich reads it
+        (``COLUMNS``, ``FORCE_COLOR``, ``NO_COLOR``)."""
         state = CliState(
             clock=self.clock,
             env={"CLAWLINE_STATE_DIR": str(self.state_dir)} if env is None else env,
         )
-        return CliRunner().invoke(cli, list(args), input=input, obj=state, catch_exceptions=False)
+        return CliRunner().invoke(
+            cli, list(args), input=input, obj=state, catch_exceptions=False, env=terminal
+        )
 
-    def ok(self, *args: str, input: str | None = None) -> str:
+    def ok(
+        self, *args: str, input: str | None = None, terminal: dict[str, str] | None = None
+    ) -> str:
         """Run, require exit code 0 and an empty stderr, return stdout."""
-        result = self.run(*args, input=input)
+        result = self.run(*args, input=input, terminal=terminal)
         assert result.exit_code == 0, (result.exit_code, result.output)
         assert result.stderr == ""
         return result.stdout
@@ -57,7 +67,7 @@ def snapshot(db_path: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def lines(text: str) -> list[str]:
-    """Output lines without the padding rich adds after the last column."""
+    """Output lines, each without trailing whitespace."""
     return [line.rstrip() for line in text.splitlines()]
 
 

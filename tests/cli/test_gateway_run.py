@@ -131,7 +131,7 @@ def test_sessions_commands_use_the_running_gateway(env: dict[str, str], tmp_path
         tree = _clawline(remote, "sessions", "tree", "subagent:a")
         local = _clawline(env, "--local", "sessions", "tree", "subagent:a")
         assert tree.stdout.splitlines() == [
-            "agent:main:main  Main  [-]",
+            'root agent:main:main ── "Main"  [-]',
             "└── agent:main:subagent:a  [-]  ◀",
         ]
         assert (tree.returncode, tree.stdout) == (local.returncode, local.stdout)

@@ -108,9 +108,14 @@ class GatewayCli(Cli):
         }
 
     def run(
-        self, *args: str, input: str | None = None, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        terminal: dict[str, str] | None = None,
     ) -> Result:
-        return super().run(*args, input=input, env=self.environment() if env is None else env)
+        environment = self.environment() if env is None else env
+        return super().run(*args, input=input, env=environment, terminal=terminal)
 
 
 @pytest.fixture
@@ -227,8 +232,8 @@ def test_show_lists_message_events_only(
     local = lines(clawline.ok("--local", "sessions", "show", "main"))
     assert [line for line in local if "  tool  " not in line] == remote
     assert remote[-2:] == [
-        '                #1  2026-09-21 14:13:20Z  message  {"content":"hello","role":"user"}',
-        '                #3  2026-09-21 14:13:20Z  message  {"text":"after"}',
+        '  #1  2026-09-21 14:13:20Z  message  {"content":"hello","role":"user"}',
+        '  #3  2026-09-21 14:13:20Z  message  {"text":"after"}',
     ]
 
 

@@ -38,6 +38,9 @@ def _seed(cli: Cli) -> None:
         with store.transaction() as tx:
             tx.run_owners.add("r1", "agent:main:a", START_MS)
             tx.run_owners.add("r2", "agent:main:b", START_MS)
+            tx.claims.take("channel", "matrix", START_MS)
+            tx.claims.take("channel", "telegram", START_MS)
+            tx.claims.take("acp", "agent:codex:acp:1", START_MS)
             tx.runs.insert(
                 SubagentRun(
                     run_id="r2",
@@ -61,11 +64,14 @@ def test_instances_lists_the_running_ones_with_what_they_answer_for(clawline: Cl
     ]
     assert (listed[0]["runs"], listed[0]["subagents"]) == (0, 0)
     assert (listed[1]["runs"], listed[1]["subagents"]) == (2, 1)
+    assert (listed[1]["acpChildren"], listed[1]["channels"]) == (1, ["matrix", "telegram"])
+    assert (listed[0]["acpChildren"], listed[0]["channels"]) == (0, [])
     assert listed[1]["heartbeatAt"] == START_MS - 1_200
     table = clawline.ok("instances")
     assert "1.2s ago" in table
     assert "ws://127.0.0.1:18794" in table
     assert "gone" not in table
+    assert "matrix,telegram" in table
 
 
 def test_instances_all_adds_the_stopped_ones(clawline: Cli) -> None:

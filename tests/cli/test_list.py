@@ -78,8 +78,8 @@ def test_tree_format_draws_the_listed_sessions(
 ) -> None:
     seed_family(catalog, clock)
     assert lines(clawline.ok("sessions", "list", "--format", "tree")) == [
-        "agent:main:main  Main chat  [running]",
-        "├── agent:main:subagent:a  researcher  [-]",
+        'root agent:main:main ── "Main chat"  [running]',
+        '├── agent:main:subagent:a ── "researcher"  [-]',
         "│   └── agent:main:subagent:c  [done]",
         "└── agent:main:subagent:b  [-]",
     ]
@@ -94,7 +94,7 @@ def test_tree_format_marks_ancestors_outside_the_listing(
     result = clawline.run("sessions", "list", "--format", "tree", "--limit", "1")
     assert result.exit_code == 0
     assert lines(result.stdout) == [
-        "agent:main:main  (not listed)",
+        "root agent:main:main  (not listed)",
         "└── agent:main:subagent:a  (not in catalog)",
         "    └── agent:main:subagent:c  [done]",
     ]

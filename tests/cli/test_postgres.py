@@ -24,7 +24,7 @@ def test_sessions_commands_over_postgresql(clawline: Cli, pg_url: str, pg_schema
     run("sessions", "patch", "subagent:b", "--set", 'meta={"z": 1, "a": {"y": 2, "b": 3}}')
     run("sessions", "delete", "subagent:a", "--yes")
     assert run("sessions", "tree", "subagent:b").splitlines() == [
-        "agent:main:main  Main  [-]",
+        'root agent:main:main ── "Main"  [-]',
         "└── agent:main:subagent:a  (not in catalog)",
         "    └── agent:main:subagent:b  [-]  ◀",
     ]

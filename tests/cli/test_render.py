@@ -85,8 +85,8 @@ def test_draw_tree_connectors_for_a_deeper_tree() -> None:
     b1 = entry("b1", ("r", "b", "x", "b1"), 6)
     (root,) = build_forest([b1, a2, r, b, a1, a], placeholders=True)
     assert [line.text for line in draw_tree(root, focus="a1")] == [
-        "r  Root\\x0aline  [running]",
-        "├── a  A  [-]",
+        'root r ── "Root\\x0aline"  [running]',
+        '├── a ── "A"  [-]',
         "│   ├── a1  [-]  ◀",
         "│   └── a2  [failed]",
         "└── b  [-]",
@@ -101,7 +101,7 @@ def test_draw_tree_connectors_for_a_deeper_tree() -> None:
 def test_draw_tree_of_a_lone_placeholder_root() -> None:
     node = TreeNode("gone", None, [TreeNode("kid", entry("kid", ("gone", "kid"), 1))])
     lines = draw_tree(node, placeholder=lambda key: f"({key} is missing)")
-    assert [line.text for line in lines] == ["gone  (gone is missing)", "└── kid  [-]"]
+    assert [line.text for line in lines] == ["root gone  (gone is missing)", "└── kid  [-]"]
 
 
 def test_state_dir_option_in_process(clawline: Cli, tmp_path: Path) -> None:

@@ -21,25 +21,25 @@ def test_show_text_has_entry_lineage_children_and_events(
     entry = catalog.require(a)
     assert lines(clawline.ok("sessions", "show", "subagent:a")) == [
         "session:",
-        "  key           agent:main:subagent:a",
-        f"  session id    {entry.session_id}",
-        "  agent         main",
-        "  label         researcher",
-        "  created       2026-09-21 14:14:20Z (3m ago)",
-        "  updated       2026-09-21 14:17:21Z (just now)",
+        "  key            agent:main:subagent:a",
+        f"  session id     {entry.session_id}",
+        "  agent          main",
+        "  label          researcher",
+        "  created        2026-09-21 14:14:20Z (3m ago)",
+        "  updated        2026-09-21 14:17:21Z (just now)",
         "lineage:",
-        "  parent        agent:main:main",
-        "  path          /agent:main:main/agent:main:subagent:a",
-        "  depth         1",
-        "  root          agent:main:main",
-        f"  trace id      {entry.trace_id}",
-        "  children      1",
-        "  child keys    agent:main:subagent:c",
+        "  parent         agent:main:main",
+        "  path           /agent:main:main/agent:main:subagent:a",
+        "  depth          1",
+        "  root           agent:main:main",
+        f"  trace id       {entry.trace_id}",
+        "  children       1",
+        "  child keys     agent:main:subagent:c",
         "other fields:",
-        '  model         "gpt"',
+        '  model          "gpt"',
         "events:",
-        '                #1  2026-09-21 14:17:20Z  message  {"text":"hello"}',
-        '                #2  2026-09-21 14:17:21Z  tool  {"args":{"a":"x","z":1},"name":"grep"}',
+        '  #1  2026-09-21 14:17:20Z  message  {"text":"hello"}',
+        '  #2  2026-09-21 14:17:21Z  tool  {"args":{"a":"x","z":1},"name":"grep"}',
     ]
     assert main == entry.root_session_key
     assert c in clawline.ok("sessions", "show", a)
@@ -70,8 +70,8 @@ def test_show_json_is_the_row_plus_children(
 
 
 TREE = [
-    "agent:main:main  Main chat  [running]",
-    "├── agent:main:subagent:a  researcher  [-]",
+    'root agent:main:main ── "Main chat"  [running]',
+    '├── agent:main:subagent:a ── "researcher"  [-]',
     "│   └── agent:main:subagent:c  [done]",
     "└── agent:main:subagent:b  [-]",
 ]
@@ -99,10 +99,10 @@ def test_tree_without_key_draws_every_tree(
     catalog.patch("agent:ops:subagent:x", {"spawnedBy": "agent:ops:gone"})
     # trees by their root's creation time; a placeholder root has none and comes first
     assert lines(clawline.ok("sessions", "tree")) == [
-        "agent:ops:gone  (not in catalog)",
+        "root agent:ops:gone  (not in catalog)",
         "└── agent:ops:subagent:x  [-]",
         *TREE,
-        "agent:ops:main  ops  [-]",
+        'root agent:ops:main ── "ops"  [-]',
     ]
 
 

@@ -43,8 +43,8 @@ def test_console_script_builds_lists_and_refuses(env: dict[str, str], tmp_path: 
     ]
     tree = run(env, "sessions", "tree", "subagent:a")
     assert tree.stdout.splitlines() == [
-        "agent:main:main  Main  [-]",
-        "└── agent:main:subagent:a  kid  [-]  ◀",
+        'root agent:main:main ── "Main"  [-]',
+        '└── agent:main:subagent:a ── "kid"  [-]  ◀',
     ]
     db = tmp_path / "state" / "clawline.db"
     with sqlite3.connect(db) as conn:

@@ -133,14 +133,15 @@ def test_show_by_id_run_or_session(clawline: Cli, registry: TaskRegistry, clock:
     text = clawline.ok("tasks", "show", a.task_id)
     lines = [line.rstrip() for line in text.splitlines()]
     assert lines[:4] == [
-        f"task id       {a.task_id}",
-        "runtime       subagent",
-        "status        running",
-        "delivery      pending",
+        f"task id        {a.task_id}",
+        "runtime        subagent",
+        "status         running",
+        "delivery       pending",
     ]
-    assert "label         researcher" in lines
-    assert "task          research the thing\\x0awith details" in lines
-    assert "run id        run-a" in lines
+    assert "label          researcher" in lines
+    at = lines.index("task           research the thing")
+    assert lines[at + 1] == "               with details"
+    assert "run id         run-a" in lines
     assert lines[-2:] == ["events:", "  2026-09-21 14:13:20Z  running"]
 
 

@@ -2,12 +2,12 @@
 
 Modules: ``root`` (root group, settings, error reporting), ``backend`` (the data access protocol
 the commands use; ``remote`` is the gateway-backed one), ``sessions`` and ``edit`` (the
-``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``, ``views``
-and ``treeview`` (output), ``acp`` (the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins``
-(the plugins a gateway would load), ``devices`` (device pairing), ``configuration`` (``config
-show`` and ``config check``), ``channels`` (the channels and their outbox), ``instances`` (the
-gateway instances of the store). The JSON
-output format is documented in docs/cli.md.
+``sessions`` commands), ``gateway`` (``gateway run`` and ``gateway call``), ``render``,
+``fitted_table`` (tables that fit the terminal), ``views`` and ``treeview`` (output), ``acp``
+(the ACP bridge; ``acp_ls`` its ``ls`` subcommand), ``plugins`` (the plugins a gateway would
+load), ``devices`` (device pairing), ``configuration`` (``config show`` and ``config check``),
+``channels`` (the channels and their outbox), ``instances`` (the gateway instances of the
+store). The JSON output format is documented in docs/cli.md.
 """
 
 from __future__ import annotations

@@ -5,6 +5,12 @@ acp``), initialised, and every ``session/list`` page is walked (no page cap; a r
 blank cursor stops the walk with an error). Lineage comes from each row's ``_meta``: the parent
 is ``parentSessionId``, else ``spawnedBy`` (the family operation's parse rules), and a row whose
 parent is absent or not listed is a root.
+
+The default bridge's stderr is kept aside: when it fails, its own ``error:`` line (why it could
+not reach the gateway) is the command's one error line instead of ``ACP process exited with code
+1``; when it succeeds, whatever it logged is passed on. Meanwhile a spinner shows on a terminal
+(:func:`~clawline.cli.render.progress`). An agent given after ``--`` writes to our stderr
+directly, so it gets no spinner to garble.
 """
 
 from __future__ import annotations
@@ -13,11 +19,11 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
@@ -25,21 +31,34 @@ from clawline.acp_client.agent_calls import AcpClientError
 from clawline.acp_client.family_loader import NO_SESSION_LIST, parse_parent
 from clawline.acp_client.link import spawned_agent
 from clawline.acp_client.walk import SessionRow, js_trim, walk_session_list
-from clawline.cli.render import make_console, printable
+from clawline.cli.fitted_table import Column, print_table
+from clawline.cli.render import make_console, printable, progress
 from clawline.cli.root import CliState, CommandFailed, InputRefused
 from clawline.errors import ClawlineError
 
 LISTED_FIELDS = ("sessionId", "title", "updatedAt", "parent", "cwd", "_meta")
+LS_COLUMNS = (
+    Column("SESSION", squeeze=5),
+    Column("TITLE", squeeze=4, max_width=40),
+    Column("UPDATED", fold=3),
+    Column("PARENT", fold=1),
+    Column("CWD", fold=2),
+)
+"""When too wide: fold ``PARENT``, ``CWD``, ``UPDATED``, then cut ``TITLE``, then ``SESSION``."""
 _NONE = "-"
+_ERROR_PREFIX = "error: "
 
 
 async def list_agent_sessions(
-    command: Sequence[str], env: Mapping[str, str] | None = None
+    command: Sequence[str], env: Mapping[str, str] | None = None, stderr: int | None = None
 ) -> list[SessionRow]:
     """Every row the agent lists, pages walked to the end; the agent is stopped afterwards.
-    It runs with ``env`` (default: ours) and inherits our stderr."""
+    It runs with ``env`` (default: ours) and writes to ``stderr`` (a descriptor; default:
+    ours)."""
     environment = dict(os.environ if env is None else env)
-    async with spawned_agent(command[0], *command[1:], env=environment, require_load=False) as link:
+    async with spawned_agent(
+        command[0], *command[1:], env=environment, stderr=stderr, require_load=False
+    ) as link:
         features = await link.ready()
         if not features.lists_sessions:
             raise AcpClientError(NO_SESSION_LIST)
@@ -88,7 +107,8 @@ def _shown_title(session: dict[str, Any]) -> str | None:
 def _label(session: dict[str, Any]) -> Text:
     title = _shown_title(session)
     text = printable(session["sessionId"])
-    return Text(text if title is None else f"{text}  {printable(title)}")
+    label = text if title is None else f"{text}  {printable(title)}"
+    return Text(label, no_wrap=True, overflow="ellipsis")
 
 
 def lineage_trees(sessions: list[dict[str, Any]]) -> list[Tree]:
@@ -125,19 +145,47 @@ def _group_option(ctx: click.Context, name: str) -> str | None:
 
 
 def _print_table(sessions: list[dict[str, Any]]) -> None:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in ("SESSION", "TITLE", "UPDATED", "PARENT", "CWD"):
-        table.add_column(name, no_wrap=True)
-    for s in sessions:
-        cells = (
-            s["sessionId"],
-            _shown_title(s) or _NONE,
-            s["updatedAt"] or _NONE,
-            s["parent"] or _NONE,
-            s["cwd"],
+    rows = [
+        tuple(
+            printable(cell)
+            for cell in (
+                s["sessionId"],
+                _shown_title(s) or _NONE,
+                s["updatedAt"] or _NONE,
+                s["parent"] or _NONE,
+                s["cwd"],
+            )
         )
-        table.add_row(*(printable(cell) for cell in cells))
-    make_console().print(table)
+        for s in sessions
+    ]
+    print_table(make_console(), LS_COLUMNS, rows)
+
+
+def _reported_error(log: IO[bytes]) -> str | None:
+    """The last ``error:`` line the bridge wrote, without the prefix."""
+    log.seek(0)
+    lines = log.read().decode(errors="replace").splitlines()
+    errors = [line.removeprefix(_ERROR_PREFIX) for line in lines if line.startswith(_ERROR_PREFIX)]
+    return errors[-1] if errors else None
+
+
+def _pass_on(log: IO[bytes]) -> None:
+    log.seek(0)
+    sys.stderr.write(log.read().decode(errors="replace"))
+
+
+def _list_through_bridge(command: Sequence[str], env: Mapping[str, str]) -> list[SessionRow]:
+    with tempfile.TemporaryFile() as log:
+        try:
+            rows = asyncio.run(list_agent_sessions(command, env, stderr=log.fileno()))
+        except ClawlineError:
+            reported = _reported_error(log)
+            if reported is None:
+                _pass_on(log)
+                raise
+            raise CommandFailed(reported) from None
+        _pass_on(log)
+        return rows
 
 
 @click.command("ls")
@@ -171,11 +219,15 @@ def ls(
     env = dict(os.environ if state is None else state.environment)
     if token is not None:
         env["CLAWLINE_GATEWAY_TOKEN"] = token  # not on the bridge's command line (ps shows it)
-    command = list(agent_command) or bridge_command(state, url)
     try:
-        sessions = listed_sessions(asyncio.run(list_agent_sessions(command, env)))
+        if agent_command:
+            rows = asyncio.run(list_agent_sessions(agent_command, env))
+        else:
+            with progress("listing sessions…"):
+                rows = _list_through_bridge(bridge_command(state, url), env)
     except ClawlineError as error:
         raise CommandFailed.from_error(error) from None
+    sessions = listed_sessions(rows)
     if output == "json":
         click.echo(json.dumps({"sessions": sessions}, indent=2, ensure_ascii=False))
     elif tree:

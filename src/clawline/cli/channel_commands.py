@@ -14,19 +14,49 @@ prints the rows.
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from clawline.channels.plugin import ChannelsPlugin
 from clawline.channels.registry import ChannelRegistry
+from clawline.cli.fitted_table import Cell, Column, print_table
 from clawline.cli.gateway import call_gateway
-from clawline.cli.render import FORMAT_OPTION, ago, dump_json, make_console, printable
+from clawline.cli.render import (
+    FORMAT_OPTION,
+    ago,
+    dump_json,
+    make_console,
+    printable,
+    relative_time,
+    status_text,
+)
 from clawline.cli.root import CliState, pass_state
 from clawline.records.outbox import OUTBOX_STATUSES, OutboxStatus
 from clawline.types import JSONObject
 
-OUTBOX_COLUMNS = ("ID", "STATUS", "TARGET", "KIND", "ATTEMPTS", "WHEN", "ERROR")
-STATUS_COLUMNS = ("CHANNEL", "ACCOUNT", "CONNECTED", "LAST EVENT", "OUTBOX")
-CHANNEL_COLUMNS = ("CHANNEL", "THREADS", "ACCOUNT", "OUTBOX")
+OUTBOX_COLUMNS = (
+    Column("ID", justify="right"),
+    Column("STATUS"),
+    Column("TARGET", squeeze=3),
+    Column("KIND", fold=2),
+    Column("ATTEMPTS", justify="right"),
+    Column("WHEN"),
+    Column("ERROR", squeeze=1),
+)
+"""When too wide: cut ``ERROR``, fold ``KIND``, then cut ``TARGET``."""
+STATUS_COLUMNS = (
+    Column("CHANNEL"),
+    Column("ACCOUNT", squeeze=1),
+    Column("CONNECTED"),
+    Column("LAST EVENT"),
+    Column("OUTBOX", justify="right"),
+)
+"""When too wide: cut ``ACCOUNT``."""
+CHANNEL_COLUMNS = (
+    Column("CHANNEL"),
+    Column("THREADS"),
+    Column("ACCOUNT", squeeze=1),
+    Column("OUTBOX", justify="right"),
+)
+"""When too wide: cut ``ACCOUNT``."""
 
 
 @click.group("channels")
@@ -60,17 +90,16 @@ def list_channels(state: CliState, output_format: str) -> None:
     if output_format == "json":
         click.echo(dump_json({"channels": rows}))
         return
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in CHANNEL_COLUMNS:
-        table.add_column(name)
-    for row in rows:
-        table.add_row(
+    cells = [
+        (
             str(row["channel"]),
             "yes" if row["threads"] else "no",
             printable(str(row["accountId"])),
             str(row["outbox"]),
         )
-    make_console().print(table)
+        for row in rows
+    ]
+    print_table(make_console(), CHANNEL_COLUMNS, cells)
 
 
 @channels.command("status")
@@ -86,22 +115,22 @@ def status(state: CliState, url: str | None, token: str | None, output_format: s
         click.echo(dump_json({"channels": rows}))
         return
     now = state.clock.now_ms()
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in STATUS_COLUMNS:
-        table.add_column(name)
+    cells: list[tuple[Cell, ...]] = []
     for row in rows if isinstance(rows, list) else []:
         if not isinstance(row, dict):
             continue
         connected = row.get("connected")
         last = row.get("lastEventAt")
-        table.add_row(
-            printable(str(row.get("channel"))),
-            printable(str(row.get("accountId"))),
-            "-" if connected is None else ("yes" if connected else "no"),
-            ago(last, now) if isinstance(last, int) else "-",
-            str(row.get("outbox", 0)),
+        cells.append(
+            (
+                printable(str(row.get("channel"))),
+                printable(str(row.get("accountId"))),
+                "-" if connected is None else ("yes" if connected else "no"),
+                ago(last, now) if isinstance(last, int) else "-",
+                str(row.get("outbox", 0)),
+            )
         )
-    make_console().print(table)
+    print_table(make_console(), STATUS_COLUMNS, cells)
 
 
 @channels.command("outbox")
@@ -123,18 +152,18 @@ def outbox(
         click.echo(dump_json({"items": [row.to_json() for row in rows]}))
         return
     now = state.clock.now_ms()
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in OUTBOX_COLUMNS:
-        table.add_column(name, no_wrap=name != "ERROR")
+    cells: list[tuple[Cell, ...]] = []
     for row in rows:
         when = row.delivered_at if row.status == "delivered" else row.next_attempt_at
-        table.add_row(
-            str(row.id),
-            row.status,
-            printable(row.target.describe()),
-            row.kind,
-            str(row.attempts),
-            ago(when, now) if when else "-",
-            printable(row.last_error or "-"),
+        cells.append(
+            (
+                str(row.id),
+                status_text(row.status),
+                printable(row.target.describe()),
+                row.kind,
+                str(row.attempts),
+                relative_time(when, now) if when else "-",
+                printable(row.last_error or "-"),
+            )
         )
-    make_console().print(table)
+    print_table(make_console(), OUTBOX_COLUMNS, cells)

@@ -10,15 +10,23 @@ gateway's ``pairing_check_interval_s``, 2 s by default). See docs/security.md, "
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
+from clawline.cli.fitted_table import Column, print_table
 from clawline.cli.render import ago, dump_json, make_console, printable
 from clawline.cli.root import CliState, InputRefused, pass_state
 from clawline.pairing.registry import PairingRegistry
 from clawline.records.pairing import PENDING, DevicePairing
 from clawline.types import JSON
 
-DEVICE_TABLE_COLUMNS = ("DEVICE", "STATUS", "CLIENT", "REQUESTED", "GRANTED", "SINCE")
+DEVICE_COLUMNS = (
+    Column("DEVICE"),
+    Column("STATUS"),
+    Column("CLIENT", squeeze=3),
+    Column("REQUESTED", fold=1),
+    Column("GRANTED", squeeze=2),
+    Column("SINCE"),
+)
+"""When too wide: fold ``REQUESTED``, then cut ``GRANTED``, then ``CLIENT``."""
 DEVICE_ID_SHOWN = 16
 """Hex digits of the id the table shows (any unique prefix of 6 or more names a device)."""
 _NONE = "-"
@@ -65,11 +73,8 @@ def list_devices(state: CliState, output: str) -> None:
         console.print("no devices")
         return
     now = state.clock.now_ms()
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in DEVICE_TABLE_COLUMNS:
-        table.add_column(name, no_wrap=True)
-    for row in rows:
-        table.add_row(
+    cells = [
+        (
             row.device_id[:DEVICE_ID_SHOWN],
             row.status,
             _client(row),
@@ -77,7 +82,9 @@ def list_devices(state: CliState, output: str) -> None:
             _NONE if row.status == PENDING else _joined(row.granted_scopes),
             ago(row.updated_at, now),
         )
-    console.print(table)
+        for row in rows
+    ]
+    print_table(console, DEVICE_COLUMNS, cells)
 
 
 @devices.command("approve")

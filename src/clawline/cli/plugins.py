@@ -10,14 +10,20 @@ store, no gateway. ``--format json`` prints
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
+from clawline.cli.fitted_table import Column, print_table
 from clawline.cli.render import FORMAT_OPTION, dump_json, make_console, printable
 from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.plugins.manager import PluginInfo, PluginManager
 from clawline.types import JSONObject
 
-PLUGIN_TABLE_COLUMNS = ("NAME", "SOURCE", "ORIGIN", "HOOKS")
+PLUGIN_COLUMNS = (
+    Column("NAME", squeeze=3),
+    Column("SOURCE"),
+    Column("ORIGIN", fold=2),
+    Column("HOOKS", squeeze=1),
+)
+"""When too wide: cut ``HOOKS``, fold ``ORIGIN``, then cut ``NAME``."""
 
 
 def _listed(manager: PluginManager) -> list[PluginInfo]:
@@ -36,18 +42,16 @@ def _json(manager: PluginManager) -> JSONObject:
     }
 
 
-def _table(manager: PluginManager) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in PLUGIN_TABLE_COLUMNS:
-        table.add_column(name, no_wrap=name != "HOOKS")
-    for plugin in _listed(manager):
-        table.add_row(
+def _rows(manager: PluginManager) -> list[tuple[str, ...]]:
+    return [
+        (
             printable(plugin.name),
             plugin.source,
             printable(plugin.origin),
             ", ".join(plugin.hooks) or "-",
         )
-    return table
+        for plugin in _listed(manager)
+    ]
 
 
 @click.command("plugins")
@@ -60,11 +64,12 @@ def plugins(state: CliState, output_format: str) -> None:
         click.echo(dump_json(_json(manager)))
     else:
         console = make_console()
-        console.print(_table(manager))
+        print_table(console, PLUGIN_COLUMNS, _rows(manager))
         for failure in manager.failures:
             console.print(
                 f"not loaded: {printable(failure.name)} ({failure.source}): "
-                f"{printable(failure.error)}"
+                f"{printable(failure.error)}",
+                soft_wrap=True,
             )
     if manager.failures:
         raise CommandFailed(f"{len(manager.failures)} plugin(s) could not be loaded")

@@ -142,7 +142,18 @@ class ClawlineGroup(click.Group):
             raise CommandFailed.from_error(error) from None
 
 
-@click.group(cls=ClawlineGroup, context_settings={"help_option_names": ["-h", "--help"]})
+COMMAND_ALIASES = {"session": "sessions"}
+"""Other names of the root's commands (not listed by ``--help``)."""
+
+
+class RootGroup(ClawlineGroup):
+    """The root group, which also knows its commands by their :data:`COMMAND_ALIASES`."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, COMMAND_ALIASES.get(cmd_name, cmd_name))
+
+
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="clawline")
 @click.option(
     "--state-dir",

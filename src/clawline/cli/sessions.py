@@ -10,7 +10,7 @@ from clawline.cli.backend import ListRequest, SessionsBackend
 from clawline.cli.render import dump_json, make_console, node_json, row_json
 from clawline.cli.root import CliState, CommandFailed, pass_state
 from clawline.cli.treeview import NOT_IN_CATALOG, draw_forest, print_lines
-from clawline.cli.views import print_detail, sessions_table
+from clawline.cli.views import print_detail, print_sessions_table
 from clawline.lineage.tree import TreeNode, build_forest
 from clawline.records.session import SessionEntry
 from clawline.types import JSONObject
@@ -21,7 +21,7 @@ NOT_LISTED = "(not listed)"
 
 @click.group()
 def sessions() -> None:
-    """Inspect and edit the session catalog."""
+    """Inspect and edit the session catalog (alias: session)."""
 
 
 def _collect(
@@ -55,6 +55,7 @@ def _placeholder_marks(backend: SessionsBackend, roots: list[TreeNode]) -> dict[
     default="table",
     show_default=True,
 )
+@click.option("--tree", is_flag=True, help="Draw trees: --format tree (json stays json).")
 @click.option("--cursor", metavar="C", help="Continue after a previous page (its nextCursor).")
 @click.option("--all", "walk_all", is_flag=True, help="Walk every page.")
 @pass_state
@@ -64,10 +65,13 @@ def list_sessions(
     active_minutes: int | None,
     limit: int,
     output: str,
+    tree: bool,
     cursor: str | None,
     walk_all: bool,
 ) -> None:
     """List sessions, newest first."""
+    if tree and output != "json":
+        output = "tree"
     backend = state.backend
     request = ListRequest(agent_id, active_minutes, limit, cursor)
     entries, next_cursor = _collect(backend, request, walk_all)
@@ -87,7 +91,7 @@ def list_sessions(
         marks = _placeholder_marks(backend, roots)
         print_lines(console, draw_forest(roots, placeholder=marks.__getitem__))
     else:
-        console.print(sessions_table(entries, state.clock.now_ms()))
+        print_sessions_table(console, entries, state.clock.now_ms())
     if next_cursor is not None:
         click.echo(f"more sessions: repeat with --cursor {next_cursor} (or use --all)", err=True)
 

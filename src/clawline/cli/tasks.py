@@ -8,19 +8,37 @@ local ``cancel`` marks the task cancelled and says so. JSON shapes are in docs/t
 from __future__ import annotations
 
 import click
-from rich.table import Table
 from rich.text import Text
 
-from clawline.cli.render import ago, dump_json, make_console, printable, utc_time
+from clawline.cli.fitted_table import Cell, Column, print_table
+from clawline.cli.render import (
+    ago,
+    dump_json,
+    labelled_lines,
+    make_console,
+    printable,
+    relative_time,
+    status_text,
+    utc_time,
+)
 from clawline.cli.root import CliState, pass_state
 from clawline.cli.tasks_backend import TaskDetail, TasksBackend, open_tasks_backend
 from clawline.records.task import RUNTIMES, TASK_STATUSES, TaskRecord
 from clawline.tasks.lookups import MAX_TASK_LIST_LIMIT
 from clawline.types import JSON, JSONObject
 
-TASK_TABLE_COLUMNS = ("TASK ID", "RUNTIME", "STATUS", "LABEL", "OWNER", "CHILD", "CREATED")
+TASK_COLUMNS = (
+    Column("TASK ID", squeeze=5),
+    Column("RUNTIME", fold=3),
+    Column("STATUS"),
+    Column("LABEL", squeeze=4, max_width=40),
+    Column("OWNER", fold=2),
+    Column("CHILD", fold=1),
+    Column("CREATED"),
+)
+"""When too wide: fold ``CHILD``, ``OWNER``, ``RUNTIME``, then cut ``LABEL``, then ``TASK ID``."""
+TASK_TABLE_COLUMNS = tuple(column.header for column in TASK_COLUMNS)
 _NONE = "-"
-_MAX_LABEL = 40
 
 
 def _backend(state: CliState) -> TasksBackend:
@@ -40,26 +58,16 @@ def _title(task: TaskRecord) -> str:
     return task.label or (lines[0] if lines else _NONE)
 
 
-def _table(records: list[TaskRecord], now_ms: int) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in TASK_TABLE_COLUMNS:
-        table.add_column(
-            name,
-            no_wrap=True,
-            overflow="ellipsis",
-            max_width=_MAX_LABEL if name == "LABEL" else None,
-        )
-    for task in records:
-        table.add_row(
-            task.task_id,
-            task.runtime,
-            task.status,
-            printable(_title(task)),
-            printable(task.owner_key or _NONE),
-            printable(task.child_session_key or _NONE),
-            ago(task.created_at, now_ms),
-        )
-    return table
+def _row(task: TaskRecord, now_ms: int) -> tuple[Cell, ...]:
+    return (
+        task.task_id,
+        task.runtime,
+        status_text(task.status),
+        printable(_title(task)),
+        printable(task.owner_key or _NONE),
+        printable(task.child_session_key or _NONE),
+        ago(task.created_at, now_ms),
+    )
 
 
 @tasks.command("list")
@@ -107,7 +115,8 @@ def list_tasks(
         return
     console = make_console()
     if records:
-        console.print(_table(records, state.clock.now_ms()))
+        now = state.clock.now_ms()
+        print_table(console, TASK_COLUMNS, [_row(task, now) for task in records])
     else:
         console.print("no tasks")
     if cursor is not None:
@@ -115,10 +124,10 @@ def list_tasks(
 
 
 def _when(ms: int | None, now_ms: int) -> str | None:
-    return None if ms is None else f"{utc_time(ms)} ({ago(ms, now_ms)})"
+    return None if ms is None else f"{utc_time(ms)} ({relative_time(ms, now_ms)})"
 
 
-def _detail_lines(detail: TaskDetail, now_ms: int) -> list[tuple[str, str]]:
+def _detail_lines(detail: TaskDetail, now_ms: int) -> list[tuple[str, str | None]]:
     task = detail.task
     pairs: list[tuple[str, str | None]] = [
         ("task id", task.task_id),
@@ -148,7 +157,7 @@ def _detail_lines(detail: TaskDetail, now_ms: int) -> list[tuple[str, str]]:
         ("outcome", task.terminal_outcome),
         ("error", task.error),
     ]
-    return [(name, value) for name, value in pairs if value is not None]
+    return pairs
 
 
 @tasks.command("show")
@@ -167,8 +176,8 @@ def show_task(state: CliState, token: str, output: str) -> None:
         return
     console = make_console()
     now = state.clock.now_ms()
-    for name, value in _detail_lines(detail, now):
-        console.print(Text(f"{name:<14}{printable(value)}"), soft_wrap=True)
+    for line in labelled_lines(_detail_lines(detail, now)):
+        console.print(Text(line), soft_wrap=True)
     console.print(Text("events:" if detail.events else "events: none", style="bold"))
     for event in detail.events:
         summary = f"  {printable(event.summary)}" if event.summary else ""

@@ -1,13 +1,14 @@
 """Drawing lineage trees as text::
 
-    agent:main:main  Main chat  [running]
-    ├── agent:main:subagent:a  researcher  [done]
+    root agent:main:main ── "Main chat"  [running]
+    ├── agent:main:subagent:a ── "researcher"  [done]
     │   └── agent:main:subagent:c  (not in catalog)
     └── agent:main:subagent:b  [-]
 
-A node shows its key, its title (display name, else label; left out when it would only repeat
-the key) and its status in brackets (``-`` when unset). Placeholders stand for ancestors that
-have no entry; the focused node ends with ``◀``.
+A root's line starts with ``root``. A node shows its key, its title in quotes after ``──``
+(display name, else label; left out when it would only repeat the key) and its status in
+brackets (``-`` when unset). Placeholders stand for ancestors that have no entry; the focused
+node ends with ``◀``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from clawline.lineage.tree import TreeNode
 
 NOT_IN_CATALOG = "(not in catalog)"
 FOCUS_MARK = "◀"
+ROOT_MARK = "root "
+TITLE_MARK = " ── "
 
 _TEE, _ELBOW, _PIPE, _BLANK = "├── ", "└── ", "│   ", "    "
 
@@ -42,11 +45,10 @@ def node_text(node: TreeNode, placeholder: Callable[[str], str] = _always_missin
         return f"{printable(node.key)}  {placeholder(node.key)}"
     entry = node.entry
     title = title_of(entry)
-    parts = [printable(entry.key)]
+    named = printable(entry.key)
     if title != entry.key:
-        parts.append(printable(title))
-    parts.append(f"[{printable(entry.status or '-')}]")
-    return "  ".join(parts)
+        named += f'{TITLE_MARK}"{printable(title)}"'
+    return f"{named}  [{printable(entry.status or '-')}]"
 
 
 def draw_tree(
@@ -63,7 +65,7 @@ def draw_tree(
             return TreeLine(f"{text}  {FOCUS_MARK}", "bold")
         return TreeLine(text, "dim" if node.entry is None else "")
 
-    lines = [line(root, "")]
+    lines = [line(root, ROOT_MARK)]
     _draw_children(root, "", lines, line)
     return lines
 

@@ -6,45 +6,52 @@ import json
 from collections.abc import Iterable
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from clawline.cli.backend import SessionDetail
-from clawline.cli.render import ago, printable, sorted_json, utc_time
+from clawline.cli.fitted_table import Cell, Column, print_table
+from clawline.cli.render import (
+    ago,
+    label_width,
+    labelled_lines,
+    printable,
+    relative_time,
+    sorted_json,
+    status_text,
+    utc_time,
+)
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON
 
-TABLE_COLUMNS = ("KEY", "TITLE", "STATUS", "DEPTH", "PARENT", "UPDATED")
-_MAX_TITLE = 40
+SESSION_COLUMNS = (
+    Column("KEY", squeeze=5),
+    Column("TITLE", squeeze=4, max_width=40),
+    Column("STATUS"),
+    Column("DEPTH", fold=2, justify="right"),
+    Column("PARENT", fold=1),
+    Column("UPDATED", fold=3),
+)
+"""When too wide: fold ``PARENT``, ``DEPTH``, ``UPDATED``, then cut ``TITLE``, then ``KEY``."""
+TABLE_COLUMNS = tuple(column.header for column in SESSION_COLUMNS)
 _MAX_VALUE = 100
 _MAX_CHILDREN = 10
 _NONE = "-"
+_EVENTS = "events:"
 
 
-def sessions_table(entries: Iterable[SessionEntry], now_ms: int) -> Table:
+def print_sessions_table(console: Console, entries: Iterable[SessionEntry], now_ms: int) -> None:
     """One row per session: key, title (display name, else label), status, depth, parent and
     how long ago it was updated. Plain columns, no borders, so the output is easy to grep."""
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name in TABLE_COLUMNS:
-        table.add_column(
-            name,
-            no_wrap=True,
-            overflow="ellipsis",
-            justify="right" if name == "DEPTH" else "left",
-            max_width=_MAX_TITLE if name == "TITLE" else None,
-        )
-    for entry in entries:
-        table.add_row(*_row(entry, now_ms))
-    return table
+    print_table(console, SESSION_COLUMNS, [_row(entry, now_ms) for entry in entries])
 
 
-def _row(entry: SessionEntry, now_ms: int) -> tuple[str, ...]:
+def _row(entry: SessionEntry, now_ms: int) -> tuple[Cell, ...]:
     lineage = entry.lineage
     return (
         printable(entry.key),
         printable(entry.display_name or entry.label or _NONE),
-        printable(entry.status or _NONE),
+        status_text(entry.status or _NONE),
         str(lineage.depth),
         printable(lineage.parent or _NONE),
         ago(entry.updated_at, now_ms),
@@ -52,7 +59,7 @@ def _row(entry: SessionEntry, now_ms: int) -> tuple[str, ...]:
 
 
 def _when(ms: int | None, now_ms: int) -> str:
-    return _NONE if ms is None else f"{utc_time(ms)} ({ago(ms, now_ms)})"
+    return _NONE if ms is None else f"{utc_time(ms)} ({relative_time(ms, now_ms)})"
 
 
 def _compact(value: JSON) -> str:
@@ -65,8 +72,9 @@ def _event_line(event: TranscriptEvent) -> str:
     return f"#{event.seq}  {utc_time(event.ts)}  {printable(event.type)}  {printable(data)}"
 
 
-def detail_lines(detail: SessionDetail, now_ms: int) -> list[tuple[str, str]]:
-    """``(label, value)`` pairs; a label ending in ``:`` starts a section."""
+def detail_lines(detail: SessionDetail, now_ms: int) -> list[tuple[str, str | None]]:
+    """``(label, value)`` pairs, ``None`` for an absent value; a label ending in ``:`` starts a
+    section, and in the ``events:`` section each value is a whole line."""
     entry = detail.entry
     lineage = entry.lineage
     pairs: list[tuple[str, str | None]] = [
@@ -95,26 +103,46 @@ def detail_lines(detail: SessionDetail, now_ms: int) -> list[tuple[str, str]]:
         ("cwd", entry.spawned_cwd),
         ("children", str(len(detail.children))),
     ]
-    shown = [(name, value) for name, value in pairs if value is not None]
     for index, child in enumerate(detail.children[:_MAX_CHILDREN]):
-        shown.append(("" if index else "child keys", child))
+        pairs.append(("" if index else "child keys", child))
     if len(detail.children) > _MAX_CHILDREN:
-        shown.append(("", f"… and {len(detail.children) - _MAX_CHILDREN} more"))
+        pairs.append(("", f"… and {len(detail.children) - _MAX_CHILDREN} more"))
     other = {
         **entry.extra,
         **({"pluginExtensions": entry.plugin_extensions} if entry.plugin_extensions else {}),
     }
     if other:
-        shown.append(("other fields:", ""))
-        shown.extend((name, _compact(other[name])) for name in sorted(other))
-    shown.append(("events:", "" if detail.events else "none"))
-    shown.extend(("", _event_line(event)) for event in detail.events)
-    return shown
+        pairs.append(("other fields:", ""))
+        pairs.extend((name, _compact(other[name])) for name in sorted(other))
+    pairs.append((_EVENTS, "" if detail.events else "none"))
+    pairs.extend(("", _event_line(event)) for event in detail.events)
+    return pairs
+
+
+Section = tuple[str, str | None, list[tuple[str, str | None]]]
+
+
+def _sections(pairs: list[tuple[str, str | None]]) -> list[Section]:
+    sections: list[Section] = []
+    for name, value in pairs:
+        if name.endswith(":"):
+            sections.append((name, value, []))
+        else:
+            sections[-1][2].append((name, value))
+    return sections
 
 
 def print_detail(console: Console, detail: SessionDetail, now_ms: int) -> None:
-    for name, value in detail_lines(detail, now_ms):
-        if name.endswith(":"):
-            console.print(Text(f"{name} {value}".rstrip(), style="bold"), soft_wrap=True)
+    """The ``detail_lines`` by section, every section's values in one column."""
+    sections = _sections(detail_lines(detail, now_ms))
+    width = label_width(
+        pair for heading, _, pairs in sections if heading != _EVENTS for pair in pairs
+    )
+    for heading, note, pairs in sections:
+        console.print(Text(f"{heading} {note or ''}".rstrip(), style="bold"), soft_wrap=True)
+        if heading == _EVENTS:
+            body = [f"  {line}" for _, line in pairs if line is not None]
         else:
-            console.print(Text(f"  {name:<14}{printable(value)}"), soft_wrap=True)
+            body = labelled_lines(pairs, indent="  ", width=width)
+        for line in body:
+            console.print(Text(line), soft_wrap=True)
