@@ -75,9 +75,10 @@ async def test_a_persistent_child_is_served_by_its_holder_and_restarted_when_it_
         await gone(first_pid)
 
         def restarted_on_b() -> bool:
-            return b.runtime.store.claims.holder(ACP_CLAIM, child) == (
-                b.runtime.instance.instance_id
-            ) and b.runtime.acp.child(child) is not None
+            return (
+                b.runtime.store.claims.holder(ACP_CLAIM, child) == (b.runtime.instance.instance_id)
+                and b.runtime.acp.child(child) is not None
+            )
 
         await eventually(restarted_on_b, timeout=15)
         live = b.runtime.acp.child(child)
