@@ -4,6 +4,7 @@ gateway)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from clawline.gateway.methods.web import family_service
 from clawline.testing.live_gateway import RunningGateway
+from clawline.testing.waiting import eventually
 from clawline.web.acp_family import bridge_target
 from tests.gateway.wire import WireClient
 from tests.web.conftest import TOKEN
@@ -125,3 +127,38 @@ def test_the_bridge_is_started_from_explicit_parts(tmp_path: Path) -> None:
     assert "s3cret-token" not in " ".join(command)  # the token travels in the environment
     assert target.environment() == {"CLAWLINE_GATEWAY_TOKEN": "s3cret-token"}
     assert bridge_target(url="ws://h:1", state_dir=tmp_path, token=None).environment() == {}
+
+
+def running_bridges(gateway: RunningGateway) -> list[int]:
+    """Live processes of the bridge of ``gateway`` (``… acp --url ws://…:<port>``), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone meanwhile
+        if b"acp" not in argv or b"--url" not in argv or state == "Z":
+            continue
+        url = argv[argv.index(b"--url") + 1] if argv.index(b"--url") + 1 < len(argv) else b""
+        if url.rstrip(b"/").endswith(f":{gateway.port}".encode()):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_closing_while_a_request_runs_leaves_no_bridge(
+    web_gateway: RunningGateway, client: WireClient
+) -> None:
+    """The gateway stopping while a family request is on its way: the request finishes, the
+    bridge stops, and none is started again behind the closed family's back."""
+    await seed(web_gateway)
+    service = family_service(web_gateway.gateway)
+    asked = asyncio.create_task(family(client, {"sessionKey": ROOT}))
+    await eventually(lambda: service.started)  # the bridge is starting for this request
+    assert not asked.done()
+    await web_gateway.gateway.run_shutdown_callbacks()
+    result = await asked
+    assert running_bridges(web_gateway) == []
+    assert result["success"] is True

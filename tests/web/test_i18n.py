@@ -35,6 +35,10 @@ RELATED = {
     "chat:sessionList.subagent": ("Subagent", "子 Agent"),
 }
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+PLURAL_FORMS = {"en": {"one"}, "zh": set(), "ja": set(), "ru": {"one", "few", "many"}}
+"""The CLDR plural categories (Intl.PluralRules) of each locale's integers besides ``other``: a
+plural key ``k`` is ``k`` (the ``other`` form) plus ``k_<category>`` for each of them."""
+PLURAL_SUFFIX = re.compile(r"_(zero|one|two|few|many|other)$")
 
 
 def load(locale: str) -> dict[str, Any]:
@@ -58,18 +62,60 @@ def strings(locale: str) -> dict[str, str]:
     return dict(flatten(load(locale)))
 
 
+def base_key(key: str) -> str:
+    """``chat:x.count_few`` → ``chat:x.count``; other keys unchanged."""
+    return PLURAL_SUFFIX.sub("", key)
+
+
+def plural_forms(found: dict[str, str]) -> dict[str, set[str]]:
+    """base key → the plural categories it has forms for (keys without any are left out)."""
+    forms: dict[str, set[str]] = {}
+    for key in found:
+        if match := PLURAL_SUFFIX.search(key):
+            forms.setdefault(base_key(key), set()).add(match.group(1))
+    return forms
+
+
+def plural_problems(locale: str, found: dict[str, str]) -> list[str]:
+    """What is wrong with a locale's plural forms: every plural key (one with a form in any
+    locale) has exactly this locale's categories, and a form never comes without its key."""
+    forms = plural_forms(found)
+    plural_keys = {base for loc in LOCALES for base in plural_forms(strings(loc))} | set(forms)
+    problems = [f"{base}_* without {base}" for base in forms if base not in found]
+    for base in sorted(plural_keys):
+        have, want = forms.get(base, set()), PLURAL_FORMS[locale]
+        if have != want:
+            problems.append(f"{base}: {sorted(have)} instead of {sorted(want)}")
+    return problems
+
+
 @pytest.mark.parametrize("locale", [loc for loc in LOCALES if loc != "en"])
 def test_every_locale_has_the_same_keys(locale: str) -> None:
-    english, other = strings("en"), strings(locale)
-    assert sorted(set(english) - set(other)) == [], f"missing in {locale}"
-    assert sorted(set(other) - set(english)) == [], f"only in {locale}"
+    english = {base_key(key) for key in strings("en")}
+    other = {base_key(key) for key in strings(locale)}
+    assert sorted(english - other) == [], f"missing in {locale}"
+    assert sorted(other - english) == [], f"only in {locale}"
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_plural_forms_follow_the_language(locale: str) -> None:
+    assert plural_problems(locale, strings(locale)) == []
 
 
 @pytest.mark.parametrize("locale", LOCALES)
 def test_placeholders_match_english(locale: str) -> None:
+    """A key has English's placeholders; a plural form may leave ``{{count}}`` out (English
+    "one" is only ever 1) but adds none."""
     english, other = strings("en"), strings(locale)
     for key, text in other.items():
-        assert sorted(PLACEHOLDER.findall(text)) == sorted(PLACEHOLDER.findall(english[key])), key
+        found, expected = (
+            set(PLACEHOLDER.findall(text)),
+            set(PLACEHOLDER.findall(english[base_key(key)])),
+        )
+        if key == base_key(key):
+            assert sorted(found) == sorted(expected), key
+        else:
+            assert found <= expected, key
 
 
 def test_section_13_strings_are_exact() -> None:
@@ -117,4 +163,16 @@ def test_a_missing_key_is_caught() -> None:
     """The parity check itself fails when a locale lacks a key."""
     broken = strings("ja")
     broken.pop("chat:acp.subagentSessions.count")
-    assert set(strings("en")) - set(broken) == {"chat:acp.subagentSessions.count"}
+    english = {base_key(key) for key in strings("en")}
+    assert english - {base_key(key) for key in broken} == {"chat:acp.subagentSessions.count"}
+
+
+def test_a_missing_plural_form_is_caught() -> None:
+    """The plural check fails when Russian lacks its "few" form or Chinese gets a "one" form."""
+    russian = strings("ru")
+    russian.pop("chat:acp.subagentSessions.count_few")
+    assert plural_problems("ru", russian) == [
+        "chat:acp.subagentSessions.count: ['many', 'one'] instead of ['few', 'many', 'one']"
+    ]
+    chinese = strings("zh") | {"chat:sessionList.untitled_one": "新对话"}
+    assert plural_problems("zh", chinese) == ["chat:sessionList.untitled: ['one'] instead of []"]

@@ -24,7 +24,7 @@ async def test_family_tree_tasks_and_a_running_child(
     await chat.open("en", TOKEN)
     parent = await chat.new_chat()
     await chat.send(NESTED)
-    await expect(chat.toggle).to_have_text("Dispatched 1 subagents")
+    await expect(chat.toggle).to_have_text("Dispatched 1 subagent")  # plural form "one"
 
     # The keyboard opens and closes the panel.
     await chat.toggle.focus()

@@ -44,14 +44,18 @@ async def running_gateway(
     store_url: str | None = None,
     settings: Settings | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    port: int = 0,
 ) -> AsyncIterator[RunningGateway]:
-    """Start a gateway with its own state directory; stop it (gracefully) on exit."""
+    """Start a gateway with its own state directory; stop it (gracefully) on exit.
+
+    ``port`` 0 picks a free port; a test that restarts a gateway passes the port of the one it
+    stopped, so clients (a browser page and its storage, keyed by origin) find it again."""
     base = settings or Settings(state_dir=state_dir)
     if store_url is not None:
         base = replace(base, store_url=store_url)
     runtime = Runtime.open(base, clock=clock)
     gateway = build_gateway(runtime, gateway_settings or GatewaySettings(port=0))
-    sock = bind_socket("127.0.0.1", 0)
+    sock = bind_socket("127.0.0.1", port)
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
 

@@ -31,6 +31,8 @@ from clawline.acp_client.link import AgentFeatures, AgentLink, spawned_agent
 STOPPED = "the gateway is stopping"
 TIMED_OUT = "ACP session family request timed out"
 FAMILY_TIMEOUT_S = 30.0
+CLOSE_WAIT_S = 5.0
+"""How long closing waits for a request in flight before it stops the bridge under it."""
 
 log = logging.getLogger(__name__)
 
@@ -115,22 +117,37 @@ class WebFamily:
         return await (await self._open()).request(method, params)
 
     async def close(self) -> None:
-        """Stop the bridge (stdin closed, then terminated); a request in flight fails, and so
-        does every later one."""
+        """Stop the bridge (stdin closed, then terminated). A request in flight may finish first
+        (for at most :data:`CLOSE_WAIT_S`); every later one fails, and nothing is started any
+        more: stopping the bridge under a request would otherwise make the link start a fresh
+        one behind the closed family's back, a process nobody stops."""
         self._closed = True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_WAIT_S), self._lock:
+                pass
         stack, self._stack, self._link = self._stack, None, None
         if stack is not None:
             await stack.aclose()
 
-    async def _open(self) -> AgentLink:
+    async def _still_open(self) -> None:
+        """Before each start of the bridge (the link's retries included)."""
         if self._closed:
             raise AcpClientError(STOPPED)
+
+    async def _open(self) -> AgentLink:
         if self._link is None:
+            if self._closed:  # a request in flight while closing keeps the open link
+                raise AcpClientError(STOPPED)
             target = self._target()
             command = target.command()
             stack = contextlib.AsyncExitStack()
             self._link = await stack.enter_async_context(
-                spawned_agent(command[0], *command[1:], env=target.environment())
+                spawned_agent(
+                    command[0],
+                    *command[1:],
+                    env=target.environment(),
+                    before_attempt=self._still_open,
+                )
             )
             self._stack = stack
         return self._link

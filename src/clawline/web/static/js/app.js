@@ -3,6 +3,7 @@
 
 import { Catalog } from "./catalog.js";
 import { Details } from "./details-data.js";
+import { Drafts, NEW_CHAT } from "./drafts.js";
 import { FamilyLoader, SpawnWatcher } from "./family.js";
 import { GatewayConnection, gatewayUrl, randomKey } from "./gateway.js";
 import { currentLocale, preferredLocale, setLocale } from "./i18n.js";
@@ -33,12 +34,17 @@ export class App {
     this.loginError = null;
     this.notice = null;
     this.retries = 0;
+    this.retryTimer = null;
+    this.attempting = false;
+    this.unsent = false; // a send failed because the gateway was unreachable (the banner says so)
+    this.drafts = new Drafts();
     this.details = new Details(this);
     this.view = new View(root, this);
   }
 
   async start() {
     await setLocale(preferredLocale());
+    window.addEventListener("hashchange", () => this.onHashChange());
     this.view.render();
     await this.connect(savedToken());
   }
@@ -51,6 +57,17 @@ export class App {
   // --- connection -------------------------------------------------------------------------
 
   async connect(token) {
+    if (this.attempting) return;
+    this.attempting = true;
+    try {
+      await this.attempt(token);
+    } finally {
+      this.attempting = false;
+    }
+  }
+
+  async attempt(token) {
+    clearTimeout(this.retryTimer);
     this.status = this.connection ? "reconnecting" : this.status;
     const connection = new GatewayConnection({
       url: gatewayUrl(),
@@ -81,6 +98,7 @@ export class App {
     this.methods = new Set(hello?.features?.methods ?? []);
     this.screen = "chat";
     this.status = "connected";
+    this.unsent = false;
     this.loginError = null;
     try {
       await this.request("sessions.subscribe");
@@ -92,11 +110,19 @@ export class App {
   }
 
   retryLater(token) {
+    this.token = token;
     this.status = "reconnecting";
     this.view.render();
     const delay = RETRY_MS[Math.min(this.retries, RETRY_MS.length - 1)];
     this.retries += 1;
-    setTimeout(() => this.connect(token), delay);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.connect(token), delay);
+  }
+
+  /** The banner's Retry: try at once instead of waiting for the next scheduled attempt. */
+  retryNow() {
+    if (this.connection || this.attempting) return;
+    this.connect(this.token);
   }
 
   onDisconnect() {
@@ -111,6 +137,7 @@ export class App {
 
   signOut() {
     saveToken(null);
+    clearTimeout(this.retryTimer); // a scheduled reconnection would sign in again
     this.token = null;
     const connection = this.connection;
     this.connection = null;
@@ -197,6 +224,7 @@ export class App {
     }
     if (change === "deleted") {
       this.attention.remove(key);
+      this.drafts.clear(key);
       activeSubagentKeys.delete(key);
       if (key === this.selectedKey) this.select(this.sidebarKeys()[0] ?? null);
     } else if (change === "updated") {
@@ -232,8 +260,15 @@ export class App {
   }
 
   initialKey() {
-    const fromHash = new URLSearchParams(window.location.hash.slice(1)).get("session");
-    return fromHash || this.selectedKey || this.sidebarKeys()[0] || null;
+    return keyFromHash() || this.selectedKey || this.sidebarKeys()[0] || null;
+  }
+
+  /** A `#session=` typed into the address bar or a pasted link: open it without a reload. */
+  onHashChange() {
+    const key = keyFromHash();
+    if (this.screen !== "chat" || !key || key === this.selectedKey) return;
+    this.select(key);
+    this.view.afterSelect(key, "heading");
   }
 
   select(key, { force = false } = {}) {
@@ -271,12 +306,14 @@ export class App {
   openChild(key) {
     if (this.busy(key)) activeSubagentKeys.add(key);
     this.select(key);
+    this.view.afterSelect(key, "heading");
   }
 
   returnToParent(target) {
     if (!target || !this.catalog.has(target)) return;
     this.attention.markRead(target);
     this.select(target);
+    this.view.afterSelect(target, "subagents");
   }
 
   setPanel(which) {
@@ -284,9 +321,28 @@ export class App {
     this.view.render();
   }
 
+  saveDraft(key, text) {
+    this.drafts.set(key ?? NEW_CHAT, text);
+  }
+
+  /**
+   * Send `text` to the selected conversation — on the first screen (none selected) to a new
+   * chat created for it. Resolves with {sent, key}; the composer is emptied only when `sent`:
+   * a message the gateway did not accept stays in the box and in the drafts.
+   */
   async send(text) {
-    const key = this.selectedKey;
-    if (!key) return;
+    let key = this.selectedKey;
+    if (!key) {
+      try {
+        const created = await this.request("sessions.create", {});
+        key = created.key;
+      } catch (error) {
+        this.sendFailed(error);
+        return { sent: false, key: null };
+      }
+      this.drafts.move(NEW_CHAT, key);
+      if (!this.selectedKey) this.select(key);
+    }
     const runId = randomKey();
     this.pendingRuns.set(runId, key);
     this.view.render();
@@ -294,6 +350,18 @@ export class App {
       await this.request("chat.send", { sessionKey: key, message: text, idempotencyKey: runId });
     } catch (error) {
       this.pendingRuns.delete(runId);
+      this.sendFailed(error);
+      return { sent: false, key };
+    }
+    this.drafts.clear(key, text);
+    return { sent: true, key };
+  }
+
+  sendFailed(error) {
+    if (!this.connection) {
+      this.unsent = true;
+      this.view.render();
+    } else {
       this.showNotice(error.message);
     }
   }
@@ -301,6 +369,7 @@ export class App {
   async newChat() {
     try {
       const created = await this.request("sessions.create", {});
+      this.drafts.move(NEW_CHAT, created.key);
       this.select(created.key);
       this.view.focusComposer();
     } catch (error) {
@@ -325,4 +394,9 @@ export class App {
     }, 8000);
     this.view.render();
   }
+}
+
+/** The `session` of the address's `#session=<key>`, or null. */
+function keyFromHash() {
+  return new URLSearchParams(window.location.hash.slice(1)).get("session") || null;
 }

@@ -2,6 +2,7 @@
 // sessions.get answers and sessions.changed events merged by ClawX's
 // rules (docs/web.md). It keeps sub-agent rows too: hiding them is the sidebar's business.
 
+import { t } from "./i18n.js";
 import { isCronRunKey } from "./runstate.js";
 
 export class Catalog {
@@ -85,10 +86,20 @@ function rowFieldsOf(payload) {
   return fields;
 }
 
-/** What a row is called: label, display name, derived title, else the key. */
+/** What a row is called: label, display name, derived title, else the key. A chat without a
+ * message yet is "New chat" in the UI language, not the gateway's stand-in title. */
 export function rowTitle(row, key = row?.key) {
   for (const candidate of [row?.label, row?.displayName, row?.derivedTitle]) {
-    if (typeof candidate === "string" && candidate.trim()) return candidate.trim();
+    if (typeof candidate !== "string" || !candidate.trim()) continue;
+    return isStandInTitle(row, candidate) ? t("chat:sessionList.untitled") : candidate.trim();
   }
   return key ?? "";
+}
+
+/** The derived title the gateway gives a session with no first message:
+ * `<sessionId[:8]> (YYYY-MM-DD)` (docs/web.md). */
+export function isStandInTitle(row, title) {
+  const id = typeof row?.sessionId === "string" ? row.sessionId.slice(0, 8) : "";
+  if (!id || title !== row.derivedTitle) return false;
+  return title.startsWith(`${id} (`) && /^\d{4}-\d{2}-\d{2}\)$/.test(title.slice(id.length + 2));
 }

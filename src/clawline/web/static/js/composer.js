@@ -9,8 +9,11 @@ import { SubagentSessions } from "./subagents.js";
 import { TaskList } from "./tasks.js";
 
 export class Composer {
-  constructor({ onSend, onSelectSession, onPanelChange, onOpenSession }) {
+  constructor({ onSend, onDraft, onSelectSession, onPanelChange, onOpenSession, readArtifact }) {
     this.onSend = onSend;
+    this.onDraft = onDraft;
+    this.shownKey = undefined; // the conversation whose draft the box holds (null: a new chat)
+    this.submitting = false;
     this.subagents = new SubagentSessions();
     this.indicatorText = h("span", { class: "working-text" });
     this.elapsed = h("span", { class: "working-elapsed" });
@@ -35,7 +38,7 @@ export class Composer {
       icon("tasks"),
       this.planText,
     );
-    this.tasks = new TaskList({ onOpenSession });
+    this.tasks = new TaskList({ onOpenSession, readArtifact });
     this.planPanel = h(
       "section",
       {
@@ -63,6 +66,7 @@ export class Composer {
       class: "composer-input",
       rows: 2,
       dataset: { testid: "chat-composer-input" },
+      oninput: () => this.onDraft?.(this.shownKey ?? null, this.input.value),
       onkeydown: (event) => {
         if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
           event.preventDefault();
@@ -98,19 +102,33 @@ export class Composer {
     this.onPanelChange = onPanelChange;
   }
 
-  submit() {
+  /** Send the box's text; it is emptied only once the gateway accepted it (docs/web.md). */
+  async submit() {
     const text = this.input.value;
-    if (!text.trim()) return;
-    this.input.value = "";
-    this.onSend(text);
+    if (!text.trim() || this.submitting) return;
+    this.submitting = true;
+    let outcome;
+    try {
+      outcome = await this.onSend(text);
+    } finally {
+      this.submitting = false;
+    }
+    if (outcome?.sent && this.shownKey === outcome.key && this.input.value === text) {
+      this.input.value = "";
+    }
   }
 
   /**
-   * view: {sessionKey, child, childBusy, sending, anyChildBusy, children, panel, tasks,
-   * runStartedAt}
+   * view: {sessionKey (null: the first screen's new chat), draft, child, childBusy, sending,
+   * anyChildBusy, children, panel, tasks, runStartedAt}
    */
   update(view) {
     this.props = view;
+    if (view.sessionKey !== this.shownKey) {
+      // another conversation: its own draft (the box never carries text across)
+      this.shownKey = view.sessionKey;
+      this.input.value = view.draft ?? "";
+    }
     const children = view.child ? [] : view.children;
     const hasPlan = !view.child && view.tasks.length > 0;
     const working = view.child ? view.childBusy : view.sending || view.anyChildBusy;
@@ -157,7 +175,7 @@ export class Composer {
     );
     setAttr(this.planPanel, "aria-label", t("chat:composer.planPanel"));
     if (open) {
-      this.tasks.update(view.tasks, view.artifacts, view.sessionKey);
+      this.tasks.update(view.tasks, view.artifacts, view.sessionKey, view.titleOf);
       if (this.planPanel.parentElement !== this.planControl) this.planControl.append(this.planPanel);
     } else {
       this.planPanel.remove();

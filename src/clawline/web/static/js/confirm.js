@@ -30,7 +30,9 @@ export class ConfirmDelete {
         class: "confirm-panel",
         role: "group",
         onkeydown: (event) => {
-          if (event.key === "Escape") this.open(false, true);
+          if (event.key !== "Escape") return;
+          event.preventDefault(); // handled: the page's Escape (details, drawer) waits
+          this.open(false, true);
         },
       },
       this.question,

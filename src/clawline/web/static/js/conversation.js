@@ -1,14 +1,21 @@
 // The conversation view: header (title, sub-agent marker, return to parent, details toggle,
 // delete) and the timeline (messages, streaming text, tool cards).
 
+import { createCompletionCard, createTaskMessage, updateCompletionCard, updateTaskMessage } from "./cards.js";
 import { ConfirmDelete } from "./confirm.js";
 import { h, KeyedList, setAttr, setText } from "./dom.js";
 import { t } from "./i18n.js";
 import { icon, swapIcon } from "./icons.js";
 
 export class ConversationView {
-  constructor({ onReturn, onToggleDetails, onDelete }) {
-    this.title = h("h1", { class: "conversation-title", dataset: { testid: "chat-title" } });
+  constructor({ onMenu, onReturn, onToggleDetails, onDelete, onOpenSession }) {
+    // tabindex -1: focus lands here after a navigation whose control went away (docs/web.md)
+    this.title = h("h1", { class: "conversation-title", tabindex: "-1", dataset: { testid: "chat-title" } });
+    this.menuButton = h(
+      "button",
+      { type: "button", class: "icon-button menu-button", dataset: { testid: "sidebar-toggle" }, onclick: () => onMenu() },
+      icon("menu"),
+    );
     this.markerText = h("span");
     this.marker = h(
       "span",
@@ -16,7 +23,7 @@ export class ConversationView {
       icon("botMessage"),
       this.markerText,
     );
-    this.returnText = h("span");
+    this.returnText = h("span", { class: "return-text" });
     this.returnButton = h(
       "button",
       { type: "button", class: "return-button", dataset: { testid: "chat-subagent-return" }, onclick: () => onReturn() },
@@ -32,7 +39,7 @@ export class ConversationView {
     this.header = h(
       "header",
       { class: "conversation-header" },
-      h("div", { class: "conversation-heading" }, this.returnButton, this.title, this.marker),
+      h("div", { class: "conversation-heading" }, this.menuButton, this.returnButton, this.title, this.marker),
       h("div", { class: "conversation-actions" }, this.detailsToggle, this.confirm.root),
     );
     this.log = h("div", {
@@ -44,16 +51,26 @@ export class ConversationView {
       dataset: { testid: "chat-timeline" },
     });
     this.empty = h("p", { class: "muted timeline-empty" });
-    const keyOf = (item) => `${item.id}${item.internal ? ":internal" : ""}`;
-    this.items = new KeyedList(this.log, keyOf, (item) => createItem(item), (el, item) =>
+    const keyOf = (item) => `${item.kind}:${item.id}${item.internal ? ":internal" : ""}`;
+    this.items = new KeyedList(this.log, keyOf, (item) => createItem(item, onOpenSession), (el, item) =>
       updateItem(el, item),
     );
     this.root = h("div", { class: "conversation" }, this.header, this.empty, this.log);
   }
 
-  /** view: {title, isChild, returnTarget, detailsOpen, detailsId, items, loaded} */
+  /**
+   * view: {title, fresh (the first screen: no conversation yet), isChild, returnTarget,
+   * detailsOpen, detailsId, items, loaded, menuExpanded, menuControls}
+   */
   update(view) {
     setText(this.title, view.title);
+    const menu = t(view.menuExpanded ? "app:menu.close" : "app:menu.open");
+    setAttr(this.menuButton, "aria-label", menu);
+    setAttr(this.menuButton, "title", menu);
+    setAttr(this.menuButton, "aria-expanded", String(Boolean(view.menuExpanded)));
+    setAttr(this.menuButton, "aria-controls", view.menuControls);
+    this.detailsToggle.hidden = Boolean(view.fresh);
+    this.confirm.root.hidden = Boolean(view.fresh);
     this.marker.hidden = !view.isChild;
     setText(this.markerText, t("chat:acp.subagentSessions.marker"));
     this.returnButton.hidden = !view.returnTarget;
@@ -67,16 +84,22 @@ export class ConversationView {
     setAttr(this.detailsToggle, "title", details);
     this.confirm.update(t("chat:header.delete"));
     setAttr(this.log, "aria-label", t("chat:timeline.label"));
-    setText(this.empty, t("chat:timeline.empty"));
+    setText(this.empty, t(view.fresh ? "chat:timeline.start" : "chat:timeline.empty"));
     this.empty.hidden = !view.loaded || view.items.length > 0;
     const stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
     this.items.render(view.items);
     if (stick) this.log.scrollTop = this.log.scrollHeight;
   }
+
+  focusHeading() {
+    this.title.focus();
+  }
 }
 
-function createItem(item) {
+function createItem(item, onOpenSession) {
   if (item.kind === "tool") return createToolCard();
+  if (item.kind === "completion") return createCompletionCard((key) => onOpenSession?.(key));
+  if (item.kind === "task") return createTaskMessage();
   const body = h("div", { class: "message-body" });
   if (item.internal) {
     // A completion event for the agent: collapsed, it is long and not written by a person.
@@ -94,6 +117,14 @@ function createItem(item) {
 function updateItem(el, item) {
   if (item.kind === "tool") {
     updateToolCard(el, item);
+    return;
+  }
+  if (item.kind === "completion") {
+    updateCompletionCard(el, item);
+    return;
+  }
+  if (item.kind === "task") {
+    updateTaskMessage(el, item);
     return;
   }
   const { who, body } = el.parts;

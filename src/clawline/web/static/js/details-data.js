@@ -1,6 +1,9 @@
 // The details of the selected conversation: its family's lineage tree (one indexed
 // sessions.list {rootSessionKey} query; live through the catalog), its tasks (tasks.list) and,
-// when the gateway has the XWorkmate plugin, the artifacts of its task runs.
+// when the gateway has the XWorkmate plugin, the artifacts of its task runs — listed with
+// xworkmate.artifacts.list and read (to open or download) with xworkmate.artifacts.read, the
+// plugin's confined read of one artifact by its signed reference. Every task seen also tells
+// the titles (titles.js) what its child was asked to do.
 
 const ARTIFACT_RUNS = 5;
 const TASKS_DEBOUNCE_MS = 250;
@@ -10,6 +13,7 @@ export class Details {
     this.app = app;
     this.tasksTimer = null;
     this.treeRoot = null;
+    this.taskInfo = new Map(); // child session key → {label, task} of the task that spawned it
   }
 
   toggle() {
@@ -54,6 +58,7 @@ export class Details {
     try {
       const answer = await this.app.request("tasks.list", { sessionKey: key, limit: 100 });
       const tasks = answer.tasks ?? [];
+      this.noteTasks(tasks);
       const artifacts = await this.loadArtifacts(key, tasks);
       if (this.app.selectedKey !== key) return;
       this.app.tasks = { key, items: tasks, artifacts };
@@ -76,12 +81,45 @@ export class Details {
         const answer = await this.app.request("xworkmate.artifacts.list", params);
         for (const item of answer?.artifacts ?? []) {
           const id = `${item.relativePath}\u0000${item.sha256 ?? ""}`;
-          if (!found.has(id)) found.set(id, { key: id, label: item.relativePath });
+          if (found.has(id)) continue;
+          found.set(id, {
+            key: id,
+            label: item.relativePath,
+            sizeBytes: typeof item.sizeBytes === "number" ? item.sizeBytes : null,
+            contentType: typeof item.contentType === "string" ? item.contentType : "",
+            read: { ...params, artifactRef: item.artifactRef },
+          });
         }
       } catch {
         // a run without an artifact scope has nothing to show
       }
     }
     return [...found.values()];
+  }
+
+  /** Remember what each child was asked to do (its title, titles.js). */
+  noteTasks(tasks) {
+    for (const task of tasks) {
+      const key = task?.childSessionKey;
+      if (typeof key === "string" && key && typeof task.task === "string") {
+        this.taskInfo.set(key, { label: task.label ?? null, task: task.task });
+      }
+    }
+  }
+
+  /**
+   * One artifact's bytes (xworkmate.artifacts.read by its signed reference: the plugin reads
+   * it confined to the run's scope, inlined up to its maxInlineBytes). Resolves to
+   * `{bytes: Uint8Array, contentType}`; rejects with `{tooLarge: true}` when the gateway
+   * described the file without its content, or with the gateway's error.
+   */
+  async readArtifact(item) {
+    const answer = await this.app.request("xworkmate.artifacts.read", item.read);
+    const artifact = answer?.artifacts?.[0];
+    if (!artifact || typeof artifact.content !== "string") throw Object.assign(new Error("too large"), { tooLarge: true });
+    const binary = atob(artifact.content);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+    return { bytes, contentType: artifact.contentType || item.contentType };
   }
 }

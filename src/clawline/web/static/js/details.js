@@ -4,16 +4,15 @@
 // The tree comes from gateway catalog rows (sessions.list {rootSessionKey}: one indexed query
 // for the whole tree), never from ACP: it is an overview, not the sub-agent panel's membership.
 
-import { cleanChildTitle } from "./family.js";
-import { rowTitle } from "./catalog.js";
 import { h, placeChildren, setAttr, setText, uid } from "./dom.js";
 import { t } from "./i18n.js";
 import { icon } from "./icons.js";
+import { parentOf } from "./lineage.js";
 import { isNativeSubagentKey } from "./runstate.js";
 import { TaskList } from "./tasks.js";
 
 export class DetailsPane {
-  constructor({ onSelect, onClose }) {
+  constructor({ onSelect, onClose, readArtifact }) {
     this.onSelect = onSelect;
     this.id = uid("details");
     this.heading = h("h2", { class: "pane-heading" });
@@ -21,7 +20,7 @@ export class DetailsPane {
     this.treeHeading = h("h3", { class: "pane-subheading", id: uid("tree-heading") });
     this.tree = h("ul", { class: "lineage-tree", dataset: { testid: "lineage-tree" }, "aria-labelledby": this.treeHeading.id });
     this.tasksHeading = h("h3", { class: "pane-subheading" });
-    this.tasks = new TaskList({ onOpenSession: onSelect });
+    this.tasks = new TaskList({ onOpenSession: onSelect, readArtifact });
     this.root = h(
       "aside",
       { id: this.id, class: "details-pane", dataset: { testid: "details-pane" } },
@@ -32,7 +31,8 @@ export class DetailsPane {
     this.nodes = new Map();
   }
 
-  /** view: {rows (the family's catalog rows), selectedKey, busyOf(key), tasks, artifacts} */
+  /** view: {rows (the family's catalog rows), selectedKey, busyOf(key), titleOf(key), tasks,
+   * artifacts} */
   update(view) {
     setAttr(this.root, "aria-label", t("details:label"));
     setText(this.heading, t("details:label"));
@@ -40,10 +40,10 @@ export class DetailsPane {
     setText(this.treeHeading, t("details:tree"));
     setText(this.tasksHeading, t("details:tasks"));
     this.renderTree(view);
-    this.tasks.update(view.tasks, view.artifacts, view.selectedKey);
+    this.tasks.update(view.tasks, view.artifacts, view.selectedKey, view.titleOf);
   }
 
-  renderTree({ rows, selectedKey, busyOf }) {
+  renderTree({ rows, selectedKey, busyOf, titleOf }) {
     const byKey = new Map(rows.map((row) => [row.key, row]));
     const children = new Map();
     const roots = [];
@@ -61,7 +61,7 @@ export class DetailsPane {
     const build = (row, list) => {
       if (used.has(row.key)) return;
       used.add(row.key);
-      const node = this.node(row, { selectedKey, busy: busyOf(row.key) });
+      const node = this.node(row, { selectedKey, busy: busyOf(row.key), title: titleOf(row.key) });
       list.push(node.li);
       const kids = (children.get(row.key) ?? []).sort(byAge);
       const items = [];
@@ -77,21 +77,19 @@ export class DetailsPane {
     if (top.length === 0) placeChildren(this.tree, [h("li", { class: "muted", text: t("details:treeEmpty") })]);
   }
 
-  node(row, { selectedKey, busy }) {
+  node(row, { selectedKey, busy, title }) {
     let node = this.nodes.get(row.key);
     if (!node) {
       const label = h("span", { class: "tree-label" });
       const state = h("span", { class: "tree-state" });
       const stateIcon = h("span", { class: "tree-icon" });
       const badge = h("span", { class: "badge tree-badge" });
-      const shortId = h("span", { class: "tree-id muted", text: row.key.split(":").pop().slice(0, 8) });
-      shortId.hidden = !isNativeSubagentKey(row.key);
       badge.hidden = !isNativeSubagentKey(row.key);
       const button = h(
         "button",
         { type: "button", class: "tree-node", onclick: () => this.onSelect(row.key) },
         stateIcon,
-        h("span", { class: "tree-text" }, label, shortId),
+        h("span", { class: "tree-text" }, label),
         badge,
         state,
       );
@@ -100,7 +98,6 @@ export class DetailsPane {
       node = { li, button, label, badge, state, stateIcon, group, icon: null };
       this.nodes.set(row.key, node);
     }
-    const title = cleanChildTitle(rowTitle(row), row.key);
     const status = busy ? "running" : statusWord(row.status);
     setText(node.label, title);
     setText(node.badge, t("chat:sessionList.subagent"));
@@ -115,10 +112,6 @@ export class DetailsPane {
     }
     return node;
   }
-}
-
-function parentOf(row) {
-  return row.lineage?.parent ?? row.parentSessionKey ?? row.spawnedBy ?? null;
 }
 
 function statusWord(status) {

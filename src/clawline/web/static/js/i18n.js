@@ -72,10 +72,30 @@ function lookup(messages, key) {
   return typeof node === "string" ? node : undefined;
 }
 
-/** The string for `key` with {{name}} placeholders filled from `vars`. */
+const pluralRules = new Map();
+
+/** The CLDR plural category of `count` in `locale` ("one", "few", "many", "other", …). */
+export function pluralCategory(count, locale = current) {
+  if (!pluralRules.has(locale)) pluralRules.set(locale, new Intl.PluralRules(HTML_LANG[locale] ?? locale));
+  return pluralRules.get(locale).select(count);
+}
+
+/** `key` in `locale`: with a numeric `count`, its plural form `<key>_<category>` when the
+ * locale has one (the catalog's plural forms, Intl.PluralRules categories), else `<key>`. */
+function template(locale, key, count) {
+  const messages = loaded.get(locale);
+  if (typeof count === "number") {
+    const plural = lookup(messages, `${key}_${pluralCategory(count, locale)}`);
+    if (plural !== undefined) return plural;
+  }
+  return lookup(messages, key);
+}
+
+/** The string for `key` with {{name}} placeholders filled from `vars`; a numeric
+ * `vars.count` picks the plural form. */
 export function t(key, vars = {}) {
-  const template = lookup(loaded.get(current), key) ?? lookup(loaded.get("en"), key) ?? key;
-  return template.replace(/\{\{(\w+)\}\}/g, (match, name) =>
+  const text = template(current, key, vars.count) ?? template("en", key, vars.count) ?? key;
+  return text.replace(/\{\{(\w+)\}\}/g, (match, name) =>
     name in vars ? String(vars[name]) : match,
   );
 }
@@ -86,10 +106,11 @@ export function describeError(message) {
   return /^[a-z]+:[\w.]+$/.test(message) ? t(message) : message;
 }
 
-/** "3 minutes ago" in the current language (Intl, no strings of our own needed). */
+/** "3 minutes ago" in the current language (Intl, no strings of our own needed). A time a
+ * little ahead of this browser's clock (clock skew) is "now", never "in 5 seconds". */
 export function timeAgo(epochMs, now = Date.now()) {
-  const seconds = Math.round((epochMs - now) / 1000);
-  const format = new Intl.RelativeTimeFormat(HTML_LANG[current], { numeric: "auto", style: "narrow" });
+  const seconds = Math.min(0, Math.round((epochMs - now) / 1000));
+  const format = new Intl.RelativeTimeFormat(HTML_LANG[current], { numeric: "auto", style: "long" });
   const steps = [
     [60, "second"],
     [60, "minute"],
@@ -100,8 +121,41 @@ export function timeAgo(epochMs, now = Date.now()) {
   ];
   let value = seconds;
   for (const [size, unit] of steps) {
-    if (Math.abs(value) < size) return format.format(Math.round(value), unit);
+    if (Math.abs(Math.round(value)) < size) return format.format(Math.round(value) || 0, unit);
     value /= size;
   }
   return format.format(Math.round(value), "year");
+}
+
+/** A run's duration, "1 min, 5 sec" (Intl.DurationFormat, else unit numbers); under a second
+ * it is the catalog's "< 1 s". */
+export function formatDuration(totalSeconds) {
+  const seconds = Math.max(0, Math.round(totalSeconds));
+  if (seconds === 0) return t("chat:completion.underSecond");
+  const parts = { hours: Math.floor(seconds / 3600), minutes: Math.floor((seconds % 3600) / 60), seconds: seconds % 60 };
+  const locale = HTML_LANG[current];
+  if (typeof Intl.DurationFormat === "function") {
+    return new Intl.DurationFormat(locale, { style: "short" }).format(parts);
+  }
+  const units = [["hours", "hour"], ["minutes", "minute"], ["seconds", "second"]];
+  return units
+    .filter(([name]) => parts[name] > 0)
+    .map(([name, unit]) => new Intl.NumberFormat(locale, { style: "unit", unit, unitDisplay: "short" }).format(parts[name]))
+    .join(" ");
+}
+
+/** A file size: "512 B", "1.2 kB", "3.4 MB" (decimal units, in the current language). */
+export function formatBytes(bytes) {
+  const size = Math.max(0, Number(bytes) || 0);
+  const locale = HTML_LANG[current];
+  if (size < 1000) return t("details:sizeBytes", { size: new Intl.NumberFormat(locale).format(size) });
+  const units = ["kilobyte", "megabyte", "gigabyte", "terabyte"];
+  let value = size / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  const digits = value < 10 ? 1 : 0;
+  return new Intl.NumberFormat(locale, { style: "unit", unit: units[unit], unitDisplay: "short", maximumFractionDigits: digits }).format(value);
 }

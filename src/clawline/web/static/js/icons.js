@@ -35,6 +35,8 @@ const SHAPES = {
   ],
   send: [["path", { d: "M4 12l16-8-6 16-2-7-8-1z" }]],
   close: [["path", { d: "M6 6l12 12M18 6L6 18" }]],
+  menu: [["path", { d: "M4 6h16M4 12h16M4 18h16" }]],
+  refresh: [["path", { d: "M20 12a8 8 0 1 1-2.34-5.66M20 4v5h-5" }]],
   logout: [["path", { d: "M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10" }]],
   dot: [["circle", { cx: 12, cy: 12, r: 4, class: "icon-fill" }]],
   check: [["path", { d: "M5 12l5 5 9-10" }]],

@@ -4,7 +4,6 @@
 // owner leaves `root` out of the document then.
 
 import { h, KeyedList, setAttr, setText, uid } from "./dom.js";
-import { cleanChildTitle } from "./family.js";
 import { t } from "./i18n.js";
 import { runIcon, swapIcon } from "./icons.js";
 
@@ -113,7 +112,7 @@ export class SubagentSessions {
 
   updateRow(row, session) {
     const { button, title, iconHolder, status } = row.parts;
-    const shown = cleanChildTitle(session.title, session.sessionKey);
+    const shown = session.title; // the shared title (titles.js), as in the tree and the header
     setText(title, shown);
     setAttr(button, "aria-label", t(`${NS}.open`, { title: shown }));
     setAttr(button, "data-busy", String(session.busy));

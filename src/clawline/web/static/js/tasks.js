@@ -1,38 +1,33 @@
 // A list of tasks (tasks.list rows) and, when the gateway offers them, artifacts. Used by the
 // composer's plan panel and by the details pane.
 
+import { ArtifactList } from "./artifacts.js";
 import { h, KeyedList, setAttr, setText } from "./dom.js";
 import { t, timeAgo } from "./i18n.js";
+import { firstLine } from "./titles.js";
 
 export class TaskList {
-  constructor({ onOpenSession }) {
+  /** `readArtifact(item)`: the bytes of an artifact (Details.readArtifact). */
+  constructor({ onOpenSession, readArtifact }) {
     this.onOpenSession = onOpenSession;
     this.empty = h("p", { class: "muted", dataset: { testid: "task-list-empty" } });
     this.list = h("ul", { class: "task-list", dataset: { testid: "task-list" } });
     this.rows = new KeyedList(this.list, (task) => task.taskId, (task) => this.createRow(task), (el, task) =>
       this.updateRow(el, task),
     );
-    this.artifactsHeading = h("h3", { class: "pane-subheading" });
-    this.artifactList = h("ul", { class: "artifact-list", dataset: { testid: "artifact-list" } });
-    this.artifactRows = new KeyedList(
-      this.artifactList,
-      (item) => item.key,
-      () => h("li", { class: "artifact" }),
-      (el, item) => setText(el, item.label),
-    );
-    this.artifacts = h("div", { class: "artifacts" }, this.artifactsHeading, this.artifactList);
-    this.root = h("div", { class: "task-list-wrap" }, this.empty, this.list, this.artifacts);
+    this.artifacts = new ArtifactList({ read: (item) => readArtifact(item) });
+    this.root = h("div", { class: "task-list-wrap" }, this.empty, this.list, this.artifacts.root);
   }
 
-  /** `currentKey`: the conversation on screen (its own task gets no "Open"). */
-  update(tasks, artifacts = null, currentKey = null) {
+  /** `currentKey`: the conversation on screen (its own task gets no "Open"); `titleOf(key)`: the
+   * title of a task's child session (titles.js), so a task is called what its child is. */
+  update(tasks, artifacts = null, currentKey = null, titleOf = null) {
     this.currentKey = currentKey;
+    this.titleOf = titleOf;
     setText(this.empty, t("details:tasksEmpty"));
     this.empty.hidden = tasks.length > 0;
     this.rows.render(tasks);
-    this.artifacts.hidden = !artifacts || artifacts.length === 0;
-    setText(this.artifactsHeading, t("details:artifacts"));
-    this.artifactRows.render(artifacts ?? []);
+    this.artifacts.update(artifacts);
   }
 
   createRow(task) {
@@ -51,7 +46,8 @@ export class TaskList {
 
   updateRow(row, task) {
     const { title, status, when, open } = row.parts;
-    const label = taskLabel(task);
+    const child = task.childSessionKey;
+    const label = child && this.titleOf ? this.titleOf(child) : taskLabel(task);
     setText(title, label);
     setText(status, t(`details:taskStatus.${task.status}`));
     setAttr(row, "data-status", task.status);
@@ -62,7 +58,7 @@ export class TaskList {
   }
 }
 
+/** A task's label, else its task's first line (titles.js: the title of the child it spawned). */
 function taskLabel(task) {
-  const text = task.label || String(task.task ?? "").split("\n")[0] || task.taskId;
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  return firstLine(task.label ?? "") || firstLine(task.task ?? "") || task.taskId;
 }

@@ -1,8 +1,11 @@
 // The selected conversation's timeline: transcript messages (chat.history, session.message,
 // chat final), the assistant text streaming in `chat` deltas, and tool cards from transcript
-// tool calls/results and live `agent` tool events.
+// tool calls/results and live `agent` tool events. A parent's completion events become
+// completion cards (completion.js); a child's first message, its parent agent's task, a task item.
 
-const COMPLETION_MARKER = "[Internal task completion event]";
+import { COMPLETION_MARKER, completionCards } from "./completion.js";
+import { isNativeSubagentKey } from "./runstate.js";
+import { taskOfMessage } from "./titles.js";
 
 export function textOf(message) {
   const content = message?.content;
@@ -22,16 +25,22 @@ export class Timeline {
     this.liveText = new Map();
     this.liveTools = new Map();
     this.errors = new Map();
+    this.subagentTask = null; // a sub-agent session's task, from its first message
   }
 
   loadHistory(messages) {
-    this.messages.clear();
+    // Merged by id, not replaced: a live message (a first message sent while the history of a
+    // just created chat was on its way) may be newer than the answer.
     for (const message of messages ?? []) this.addMessage(message);
     this.loaded = true;
   }
 
   addMessage(message) {
-    if (message && typeof message.id === "string") this.messages.set(message.id, message);
+    if (!message || typeof message.id !== "string") return;
+    this.messages.set(message.id, message);
+    if (message.role === "user" && this.subagentTask === null && isNativeSubagentKey(this.key)) {
+      this.subagentTask = taskOfMessage(textOf(message));
+    }
   }
 
   /** A `chat` event of this session. */
@@ -88,8 +97,7 @@ export class Timeline {
     for (const message of ordered) {
       const text = textOf(message);
       if (message.role === "user") {
-        const internal = text.includes(COMPLETION_MARKER);
-        items.push({ kind: "user", id: message.id, text, internal });
+        items.push(...this.userItems(message, text));
       } else if (message.role === "assistant") {
         if (text) items.push({ kind: "assistant", id: message.id, text });
         for (const call of message.toolCalls ?? []) card(call.id, call.name, call.arguments);
@@ -107,6 +115,19 @@ export class Timeline {
       items.push({ kind: "error", id: `error:${runId}`, text: message });
     }
     return items;
+  }
+
+  /** A user message as items: completion cards, the parent's task (in a sub-agent session), a
+   * collapsed internal message (an event the page cannot read), or the user's own words. */
+  userItems(message, text) {
+    const cards = completionCards(message, text);
+    if (cards && cards.length > 0) {
+      return cards.map((card, index) => ({ kind: "completion", id: `${message.id}:${index}`, ...card }));
+    }
+    if (text.includes(COMPLETION_MARKER)) return [{ kind: "user", id: message.id, text, internal: true }];
+    const task = isNativeSubagentKey(this.key) ? taskOfMessage(text) : null;
+    if (task !== null) return [{ kind: "task", id: message.id, text: task }];
+    return [{ kind: "user", id: message.id, text, internal: false }];
   }
 
   toolCard(id, name, args, result) {
