@@ -237,7 +237,8 @@ class GatewayProcess:
         if b"listening on " not in line:
             self.stop()
             raise RuntimeError(f"the gateway did not start: {line!r}\n{self.log.read_text()}")
-        self.url = line.decode().strip().rsplit(" ", 1)[-1]
+        # the ready line may come with the web chat line in the same chunk
+        self.url = line.decode().splitlines()[0].rsplit(" ", 1)[-1]
         http = "http" + self.url[2:]
         while http_status(http + "/readyz") != 200:
             if time.perf_counter() > deadline:

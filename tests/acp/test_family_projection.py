@@ -11,7 +11,7 @@ from datetime import timedelta, timezone
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawline.acp_client.family_loader import (
@@ -226,6 +226,10 @@ def session_rows(draw: st.DrawFn) -> list[dict[str, Any]]:
     return rows
 
 
+# The first st.text() draw of a process builds Hypothesis' Unicode tables (and, on a fresh
+# checkout, its .hypothesis cache of them): seconds on a busy machine, which too_slow counts
+# as generation time. The examples themselves stay cheap.
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(session_rows(), st.randoms())
 def test_projection_properties(rows: list[dict[str, Any]], rnd: random.Random) -> None:
     family = project_family(rows, K)

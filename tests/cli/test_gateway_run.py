@@ -34,10 +34,13 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 class GatewayProcess:
-    def __init__(self, process: subprocess.Popen[str], url: str, ready_line: str) -> None:
+    def __init__(
+        self, process: subprocess.Popen[str], url: str, ready_line: str, web_line: str
+    ) -> None:
         self.process = process
         self.url = url
         self.ready_line = ready_line
+        self.web_line = web_line
 
     @property
     def http_url(self) -> str:
@@ -75,7 +78,7 @@ def gateway_process(env: dict[str, str], *args: str) -> Iterator[GatewayProcess]
             process.kill()
             _, err = process.communicate(timeout=10)
             raise AssertionError(f"no ready line (got {line!r}); stderr: {err}")
-        yield GatewayProcess(process, match.group(1), line)
+        yield GatewayProcess(process, match.group(1), line, _read_line(process, 5))
     finally:
         if process.poll() is None:
             process.kill()
@@ -98,6 +101,7 @@ def _clawline(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 def test_ready_line_http_call_and_sigterm(env: dict[str, str], tmp_path: Path) -> None:
     with gateway_process({**env, "CLAWLINE_GATEWAY_TOKEN": TOKEN}) as gw:
+        assert gw.web_line == f"web chat: {gw.http_url}/\n"  # the second and last line
         assert _get(gw.http_url + "/readyz") == (200, b'{"ok":true,"status":"live"}')
         runtime = json.loads((tmp_path / "state" / "gateway.json").read_text(encoding="utf-8"))
         assert runtime["url"] == gw.url
@@ -108,7 +112,7 @@ def test_ready_line_http_call_and_sigterm(env: dict[str, str], tmp_path: Path) -
         code, out, err = gw.stop(signal.SIGTERM)
         assert code == 0, err
         assert time.monotonic() - started < 8
-    assert out == ""  # the ready line was the only line on stdout
+    assert out == ""  # the ready and web chat lines were all of stdout
     assert TOKEN not in err
     assert "SIGTERM received: shutting down" in err
     assert not (tmp_path / "state" / "gateway.json").exists()

@@ -1,13 +1,16 @@
 """``clawline gateway …``: run the gateway, or call one of its methods.
 
-``gateway run`` prints exactly one line to stdout once it accepts connections::
+``gateway run`` prints two lines to stdout, in one write, once it accepts connections::
 
     clawline gateway listening on ws://127.0.0.1:18790
+    web chat: http://127.0.0.1:18790/
 
-and logs to stderr (never the token). SIGTERM or SIGINT stop it gracefully (exit 0). One
-gateway serves a store: while another holds it, ``gateway run`` exits 1 with one line,
-``error: this store is in use by another gateway: pid … on … since … (ws://…)``; a gateway that
-loses the store's instance lock stops and exits 1 (``clawline.store.instance_lock``).
+(scripts read the URL from the first line, whose form does not change; the second is the web
+chat's address, on loopback for a LAN bind) and logs to stderr (never the token). SIGTERM or
+SIGINT stop it gracefully (exit 0). One gateway serves a store: while another holds it,
+``gateway run`` exits 1 with one line, ``error: this store is in use by another gateway: pid …
+on … since … (ws://…)``; a gateway that loses the store's instance lock stops and exits 1
+(``clawline.store.instance_lock``).
 
 ``gateway call METHOD`` prints the method's payload as JSON; a refusal prints
 ``error: <CODE> <message>`` on stderr and exits 1 (bad ``--params`` exits 2).
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("clawline.gateway")
 
 READY_LINE = "clawline gateway listening on {url}"
+WEB_CHAT_LINE = "web chat: {url}/"
 FINAL_METHODS = frozenset({"agent"})
 """Methods that answer twice with one id; ``gateway call`` prints the final answer."""
 
@@ -121,7 +125,8 @@ async def _serve(gateway_app: Gateway, sock: socket.socket) -> None:
         loop.add_signal_handler(signum, _stopper(stop, signum))
 
     def ready(url: str) -> None:
-        click.echo(READY_LINE.format(url=url))
+        # One write: both lines reach a reader together, also one that stops after the first.
+        click.echo(f"{READY_LINE.format(url=url)}\n{WEB_CHAT_LINE.format(url=_web_chat_url(url))}")
         sys.stdout.flush()
 
     try:
@@ -135,6 +140,12 @@ async def _serve(gateway_app: Gateway, sock: socket.socket) -> None:
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
+
+
+def _web_chat_url(ws_url: str) -> str:
+    """The web chat's address for the gateway's ``ws://host:port``; a wildcard bind is opened
+    on loopback."""
+    return "http" + ws_url.removeprefix("ws").replace("://0.0.0.0:", "://127.0.0.1:")
 
 
 def _stopper(stop: asyncio.Event, signum: int) -> Callable[[], None]:
