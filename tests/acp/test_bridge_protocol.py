@@ -155,3 +155,23 @@ async def test_an_unreachable_gateway_is_one_error_line(tmp_path: Path) -> None:
     assert out == b""
     assert err.decode().startswith("error: cannot connect to ws://127.0.0.1:1")
     assert len(err.decode().strip().splitlines()) == 1
+
+
+async def test_stdin_from_dev_null_ends_the_bridge_at_once(tmp_path: Path) -> None:
+    """``< /dev/null`` cannot be watched by epoll: it is read on a thread, and its end of input
+    ends the bridge cleanly (it used to hang after a PermissionError)."""
+    process = await asyncio.create_subprocess_exec(
+        *bridge_command(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "CLAWLINE_STATE_DIR": str(tmp_path / "state")},
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 30)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert (process.returncode, out) == (0, b""), err.decode()
+    assert b"Traceback" not in err

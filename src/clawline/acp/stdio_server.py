@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import stat
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -115,12 +117,42 @@ def check_stdio() -> None:
     _check_pipe(sys.stdout.fileno(), "stdout")
 
 
+def _pollable(fd: int) -> bool:
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, selectors.EVENT_READ)
+        except PermissionError:
+            return False
+    return True
+
+
+def _read_on_a_thread(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int
+) -> None:
+    """Feed ``reader`` from ``fd`` with blocking reads on a daemon thread, until EOF (at once
+    for ``/dev/null``)."""
+
+    def pump() -> None:
+        try:
+            while chunk := os.read(fd, READ_CHUNK):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError as error:
+            loop.call_soon_threadsafe(reader.set_exception, error)
+            return
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="acp stdin", daemon=True).start()
+
+
 async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Reader on stdin, writer on (a duplicate of) stdout; descriptor 1 then goes to stderr."""
     loop = asyncio.get_running_loop()
     check_stdio()
     reader = asyncio.StreamReader(limit=READ_CHUNK)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    if _pollable(sys.stdin.fileno()):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:  # a device epoll cannot watch (``< /dev/null``): read it on a thread instead
+        _read_on_a_thread(loop, reader, sys.stdin.fileno())
     sys.stdout.flush()
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -138,7 +170,11 @@ async def serve_stdio(
     observers: Sequence[StreamObserver] = (),
 ) -> None:
     """Serve until stdin ends (or ``stop`` is set); turns still in flight are cancelled."""
-    reader, writer = await stdio_streams()
+    try:
+        reader, writer = await stdio_streams()
+    except BaseException:
+        await bridge.aclose()
+        raise
     transport = NdjsonTransport(reader, writer, line_limit=STDIN_LIMIT)
     connection = Connection(
         Dispatcher(bridge), transport, observers=list(observers), listening=False
