@@ -1,4 +1,4 @@
-"""Ed25519 device identities: the v3 payload, base64url, and what verification refuses."""
+"""Ed25519 device identities: the v3 and v2 payloads, base64url, and what verification refuses."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from clawline.gateway.device import (
     b64url,
     b64url_decode,
     device_id_for,
+    v2_payload,
     v3_payload,
     verify_device,
 )
@@ -47,6 +48,13 @@ def block(identity: DeviceIdentity, payload: str | None = None) -> dict[str, str
         "expected_nonce": NONCE,
         "payload": payload or payload_for(identity),
     }
+
+
+def verify(fields: dict[str, str]) -> str:
+    """``verify_device`` with the block's payload as the only (v3) candidate."""
+    rest = dict(fields)
+    payload = rest.pop("payload")
+    return verify_device(**rest, payloads=(("v3", payload),))
 
 
 def test_v3_payload_has_eleven_fields_in_order() -> None:
@@ -147,7 +155,7 @@ def test_b64url_decode_is_strict(text: str) -> None:
 
 
 def test_a_valid_block_verifies() -> None:
-    verify_device(**block(DeviceIdentity.generate()))
+    assert verify(block(DeviceIdentity.generate())) == "v3"
 
 
 def test_signed_scopes_keep_the_order_sent() -> None:
@@ -157,21 +165,21 @@ def test_signed_scopes_keep_the_order_sent() -> None:
     fields = block(identity, signed)
     fields["payload"] = reordered
     with pytest.raises(DeviceAuthError, match="signature is invalid"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_wrong_device_id_is_refused() -> None:
     fields = block(DeviceIdentity.generate())
     fields["device_id"] = DeviceIdentity.generate().device_id
     with pytest.raises(DeviceAuthError, match="id does not match"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_wrong_nonce_is_refused() -> None:
     fields = block(DeviceIdentity.generate())
     fields["expected_nonce"] = str(uuid.uuid4())
     with pytest.raises(DeviceAuthError, match="nonce"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_tampered_signature_is_refused() -> None:
@@ -181,7 +189,7 @@ def test_tampered_signature_is_refused() -> None:
     swapped = "A" if signature[middle] != "A" else "B"
     fields["signature"] = signature[:middle] + swapped + signature[middle + 1 :]
     with pytest.raises(DeviceAuthError, match="signature is invalid"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_signature_by_another_key_is_refused() -> None:
@@ -189,14 +197,14 @@ def test_signature_by_another_key_is_refused() -> None:
     fields = block(identity)
     fields["signature"] = other.sign(fields["payload"])
     with pytest.raises(DeviceAuthError, match="signature is invalid"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_padded_public_key_is_refused() -> None:
     fields = block(DeviceIdentity.generate())
     fields["public_key"] += "="
     with pytest.raises(DeviceAuthError, match="base64url"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_standard_base64_public_key_is_refused() -> None:
@@ -206,7 +214,7 @@ def test_standard_base64_public_key_is_refused() -> None:
     fields = block(identity)
     fields["public_key"] = base64.b64encode(identity.public_key_raw).decode().rstrip("=")
     with pytest.raises(DeviceAuthError, match="base64url"):
-        verify_device(**fields)
+        verify(fields)
 
 
 @pytest.mark.parametrize("size", [31, 33, 0])
@@ -216,18 +224,49 @@ def test_public_key_of_the_wrong_length_is_refused(size: int) -> None:
     fields["public_key"] = b64url(raw)
     fields["device_id"] = device_id_for(raw)
     with pytest.raises(DeviceAuthError, match="32-byte"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_signature_that_is_not_base64url_is_refused() -> None:
     fields = block(DeviceIdentity.generate())
     fields["signature"] = fields["signature"][:-2] + "=="
     with pytest.raises(DeviceAuthError, match="signature is not unpadded base64url"):
-        verify_device(**fields)
+        verify(fields)
 
 
 def test_signature_of_the_wrong_length_is_refused() -> None:
     fields = block(DeviceIdentity.generate())
     fields["signature"] = fields["signature"][:40]
     with pytest.raises(DeviceAuthError, match="signature is invalid"):
-        verify_device(**fields)
+        verify(fields)
+
+
+def test_v2_payload_has_nine_fields_in_order() -> None:
+    payload = v2_payload(
+        device_id="abc",
+        client_id="openclaw-control-ui",
+        client_mode="webchat",
+        role="operator",
+        scopes=["operator.write", "operator.read"],
+        signed_at=1_796_007_731_117,
+        token=None,
+        nonce="n-1",
+    )
+    assert payload == (
+        "v2|abc|openclaw-control-ui|webchat|operator|operator.write,operator.read|1796007731117||n-1"
+    )
+
+
+def test_the_version_that_verifies_is_named_and_v3_is_tried_first() -> None:
+    identity = DeviceIdentity.generate()
+    v3 = payload_for(identity)
+    v2 = "v2|" + v3.removeprefix("v3|").rsplit("|", 2)[0]
+    fields = block(identity, v2)
+    del fields["payload"]
+    candidates = (("v3", v3), ("v2", v2))
+    assert verify_device(**fields, payloads=candidates) == "v2"
+    fields["signature"] = identity.sign(v3)
+    assert verify_device(**fields, payloads=candidates) == "v3"
+    fields["signature"] = identity.sign(v3 + "x")
+    with pytest.raises(DeviceAuthError, match=r"^device signature is invalid$"):
+        verify_device(**fields, payloads=candidates)

@@ -1,11 +1,16 @@
-"""Ed25519 device identities: the v3 signature payload, verification, and signing.
+"""Ed25519 device identities: the v3 and v2 signature payloads, verification, and signing.
 
 ``device.publicKey`` is the raw 32-byte Ed25519 public key in base64url without padding;
 ``device.id`` is the lower-case hex SHA-256 of those bytes; ``device.signature`` signs the UTF-8
-bytes of the v3 payload, eleven fields joined with ``|``::
+bytes of one of OpenClaw's payloads, fields joined with ``|``::
 
-    v3|<device.id>|<client.id>|<client.mode>|<role>|<scopes,joined>|<signedAt>|<auth.token>|
-    <nonce>|<client.platform lower-cased>|<client.deviceFamily lower-cased>
+    v3|<device.id>|<client.id>|<client.mode>|<role>|<scopes,joined>|<signedAt>|<token>|
+    <nonce>|<client.platform, normalised>|<client.deviceFamily, normalised>
+    v2|<device.id>|<client.id>|<client.mode>|<role>|<scopes,joined>|<signedAt>|<token>|<nonce>
+
+The scopes are the connect's ``scopes`` as sent, joined with ``,``; an absent token is written
+as the empty string. v2 (what OpenClaw's Control UI signs) lacks the platform and device family,
+so a v2 signature does not bind them. A gateway tries v3 first, then v2 (OpenClaw's order).
 """
 
 from __future__ import annotations
@@ -46,6 +51,47 @@ def device_id_for(public_key_raw: bytes) -> str:
     return hashlib.sha256(public_key_raw).hexdigest()
 
 
+# ECMAScript's String.prototype.trim set (WhiteSpace and LineTerminator), which differs from
+# str.strip()'s: U+FEFF is trimmed, U+001C..U+001F and U+0085 are not.
+_JS_TRIM = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def auth_metadata(value: str | None) -> str:
+    """A platform or device family as the v3 payload carries it: trimmed, ``A-Z`` lower-cased
+    (only ASCII, as OpenClaw does), ``""`` for none."""
+    return (value or "").strip(_JS_TRIM).translate(_ASCII_LOWER)
+
+
+def v2_payload(
+    *,
+    device_id: str,
+    client_id: str,
+    client_mode: str,
+    role: str,
+    scopes: Sequence[str],
+    signed_at: int,
+    token: str | None,
+    nonce: str,
+) -> str:
+    return "|".join(
+        [
+            "v2",
+            device_id,
+            client_id,
+            client_mode,
+            role,
+            ",".join(scopes),
+            str(signed_at),
+            token or "",
+            nonce,
+        ]
+    )
+
+
 def v3_payload(
     *,
     device_id: str,
@@ -70,8 +116,8 @@ def v3_payload(
             str(signed_at),
             token or "",
             nonce,
-            (platform or "").lower(),
-            (device_family or "").lower(),
+            auth_metadata(platform),
+            auth_metadata(device_family),
         ]
     )
 
@@ -83,9 +129,11 @@ def verify_device(
     signature: str,
     nonce: str,
     expected_nonce: str,
-    payload: str,
-) -> None:
-    """Check a device block; raise :class:`DeviceAuthError` naming what failed."""
+    payloads: Sequence[tuple[str, str]],
+) -> str:
+    """Check a device block against the candidate ``(version, payload)`` pairs, in order;
+    return the version whose payload the signature signs, or raise :class:`DeviceAuthError`
+    naming what failed (one message for a bad signature, whichever versions were tried)."""
     try:
         raw = b64url_decode(public_key)
     except (ValueError, binascii.Error):
@@ -100,10 +148,14 @@ def verify_device(
         signature_raw = b64url_decode(signature)
     except (ValueError, binascii.Error):
         raise DeviceAuthError("device signature is not unpadded base64url") from None
-    try:
-        Ed25519PublicKey.from_public_bytes(raw).verify(signature_raw, payload.encode("utf-8"))
-    except InvalidSignature:
-        raise DeviceAuthError("device signature is invalid") from None
+    key = Ed25519PublicKey.from_public_bytes(raw)
+    for version, payload in payloads:
+        try:
+            key.verify(signature_raw, payload.encode("utf-8"))
+        except InvalidSignature:
+            continue
+        return version
+    raise DeviceAuthError("device signature is invalid")
 
 
 @dataclass(frozen=True, slots=True)

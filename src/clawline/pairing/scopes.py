@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 READ, WRITE, ADMIN = "operator.read", "operator.write", "operator.admin"
+APPROVALS, QUESTIONS, PAIRING = "operator.approvals", "operator.questions", "operator.pairing"
+# Known so a connection gets them as asked (OpenClaw's Control UI asks for all three), though
+# clawline has none of their features: docs/security.md, "Scopes clawline has no features for".
 OPERATOR_SCOPES = (
     READ,
     WRITE,
     ADMIN,
-    "operator.approvals",
-    "operator.pairing",
+    APPROVALS,
+    QUESTIONS,
+    PAIRING,
     "operator.talk.secrets",
 )
 _IMPLIED = {ADMIN: (READ, WRITE, ADMIN), WRITE: (READ, WRITE), READ: (READ,)}

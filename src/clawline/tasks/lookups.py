@@ -137,6 +137,7 @@ class TaskLookups:
         runtime: str | None = None,
         owner_key: str | None = None,
         session_key: str | None = None,
+        agent_id: str | None = None,
         limit: int = 100,
         cursor: str | None = None,
     ) -> TaskList:
@@ -150,7 +151,11 @@ class TaskLookups:
         if not 0 < limit <= MAX_TASK_LIST_LIMIT:
             raise InvalidField(f"invalid limit (use an integer from 1 to {MAX_TASK_LIST_LIMIT})")
         query = TaskQuery(
-            status=status, runtime=runtime, owner_key=owner_key, session_key=session_key
+            status=status,
+            runtime=runtime,
+            owner_key=owner_key,
+            session_key=session_key,
+            agent_id=agent_id,
         )
         fingerprint = query.fingerprint()
         after = None if cursor is None else self._cursor_codec().decode(cursor, fingerprint)

@@ -8,9 +8,13 @@ from clawline.gateway.registry import MethodRegistry
 
 def builtin_methods() -> MethodRegistry:
     from clawline.gateway.methods import (
+        absent_features,
         agent,
+        agent_catalog,
         channel_methods,
         chat,
+        chat_startup,
+        plugin_catalog,
         sessions,
         system,
         tasks,
@@ -18,6 +22,18 @@ def builtin_methods() -> MethodRegistry:
     )
 
     registry = MethodRegistry()
-    for module in (system, sessions, chat, agent, tasks, web, channel_methods):
+    for module in (
+        system,
+        sessions,
+        chat,
+        chat_startup,
+        agent,
+        agent_catalog,
+        tasks,
+        web,
+        channel_methods,
+        plugin_catalog,
+        absent_features,
+    ):
         registry.include(module.methods)
     return registry

@@ -1,10 +1,14 @@
 """The channel methods: ``channels.status`` and ``send`` (docs/channels.md).
 
-``channels.status`` answers
+``channels.status {probe?, timeoutMs?, channel?}`` answers
 ``{channels: [{channel, accountId, threads, connected, lastEventAt, outbox}]}`` — one row per
 adapter and account with pending messages (at least the adapter's default account):
 ``connected`` is ``null`` for a channel that keeps no connection (the web chat, the webhook),
-``lastEventAt`` ``null`` before the first inbound message, ``outbox`` the pending messages.
+``lastEventAt`` ``null`` before the first inbound message, ``outbox`` the pending messages —
+and beside it OpenClaw's keys, which its Control UI reads: ``ts``, ``channelOrder``,
+``channelLabels``, ``channelAccounts`` (the same rows as account snapshots, by channel) and
+``channelDefaultAccountId``. ``channel`` narrows the answer to one channel; ``probe`` and
+``timeoutMs`` are accepted (clawline's status is always current, there is nothing to probe).
 
 ``send {channel, to, message, accountId?, threadId?, sessionKey?, idempotencyKey}`` queues an
 explicit message to a conversation in the channel outbox — delivered, retried and given up like
@@ -24,14 +28,36 @@ from clawline.types import JSON, JSONObject
 methods = MethodRegistry()
 
 
-@methods.method("channels.status", scope=READ, schema={})
+STATUS = {
+    "probe": P.boolean(),
+    "timeoutMs": P.integer(min=0),
+    "channel": P.string(min_len=1, max_len=64),
+}
+
+
+def _account_snapshot(row: JSONObject) -> JSONObject:
+    """One row as OpenClaw's ``ChannelAccountSnapshot`` (clawline's fields kept beside)."""
+    snapshot: JSONObject = {
+        "accountId": row["accountId"],
+        "configured": True,
+        "running": True,
+        "lastInboundAt": row["lastEventAt"],
+        **row,
+    }
+    if row["connected"] is None:
+        del snapshot["connected"]
+    return snapshot
+
+
+@methods.method("channels.status", scope=READ, schema=STATUS)
 async def channels_status(call: Call) -> JSON:
     gateway = call.gateway
+    only = call.params.get("channel")
     depth = await gateway.workers.run(gateway.store.outbox.pending_counts)
     rows: list[JSONObject] = []
     for channel in gateway.channels.ids():
         adapter = gateway.channels.get(channel)
-        if adapter is None:
+        if adapter is None or (only is not None and channel != only.strip().lower()):
             continue
         status = adapter.status()
         accounts = sorted({account for name, account in depth if name == channel}) or ["default"]
@@ -46,7 +72,28 @@ async def channels_status(call: Call) -> JSON:
                     "outbox": depth.get((channel, account), 0),
                 }
             )
-    return {"channels": rows}
+    order = list(dict.fromkeys(str(row["channel"]) for row in rows))
+    accounts_by_channel: dict[str, list[JSON]] = {name: [] for name in order}
+    for row in rows:
+        accounts_by_channel[str(row["channel"])].append(_account_snapshot(row))
+    default_accounts: dict[str, JSON] = {
+        name: "default"
+        if any(row["accountId"] == "default" for row in rows if row["channel"] == name)
+        else next(str(row["accountId"]) for row in rows if row["channel"] == name)
+        for name in order
+    }
+    labels: dict[str, JSON] = {name: name for name in order}
+    channels: list[JSON] = list(rows)
+    return {
+        "ts": gateway.clock.now_ms(),
+        "channelOrder": list[JSON](order),
+        "channelLabels": labels,
+        "channelAccounts": dict[str, JSON](accounts_by_channel),
+        "channelDefaultAccountId": default_accounts,
+        # OpenClaw's ``channels`` is a summary per channel id; clawline's clients (the CLI) read
+        # the per-account rows here, and the Control UI reads ``channelAccounts`` first.
+        "channels": channels,
+    }
 
 
 _ID = P.string(min_len=1, max_len=512)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from clawline.agents.chat_history import (
+    HISTORY_BUDGET_BYTES,
     HISTORY_DEFAULT_LIMIT,
     HISTORY_DEFAULT_MAX_CHARS,
     HISTORY_MAX_CHARS,
@@ -25,6 +26,7 @@ from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.keys import MAX_KEY_LENGTH
 from clawline.pairing.scopes import ADMIN, READ, WRITE, has_scope
+from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
 
 methods = MethodRegistry()
@@ -47,10 +49,13 @@ SEND = {
     "systemInputProvenance": P.anything(),
     "systemProvenanceReceipt": P.anything(),
 }
+HISTORY_MIN_BYTES = 1024
+"""OpenClaw's lower bound of ``maxBytes``."""
 HISTORY = {
     "sessionKey": _KEY,
     "limit": P.integer(min=1, max=HISTORY_MAX_LIMIT),
     "maxChars": P.integer(min=1, max=HISTORY_MAX_CHARS),
+    "maxBytes": P.integer(min=HISTORY_MIN_BYTES),
 }
 ABORT = {"sessionKey": _KEY, "runId": P.string(min_len=1, max_len=MAX_IDEMPOTENCY_KEY)}
 INJECT = {
@@ -99,24 +104,38 @@ async def chat_send(call: Call) -> JSON:
     return ack.to_json()
 
 
-@methods.method("chat.history", scope=READ, schema=HISTORY)
-async def chat_history(call: Call) -> JSON:
-    """The last ``limit`` messages of the session (unknown session: no messages)."""
+async def read_history(
+    call: Call, key: str, *, limit: int | None = None, max_bytes: int | None = None
+) -> tuple[JSONObject, SessionEntry | None]:
+    """The ``chat.history`` answer for the canonical ``key`` and the session's entry (``None``
+    for an unknown session). ``max_bytes`` caps the encoded messages below the 6 MiB budget;
+    the oldest messages are dropped first."""
     gateway = call.gateway
-    key = required_key(call, "sessionKey")
     entry = await gateway.workers.run(gateway.catalog.get, key)
     result: JSONObject = {"sessionKey": key, "sessionId": None, "messages": []}
     if entry is not None:
+        budget = HISTORY_BUDGET_BYTES if max_bytes is None else min(max_bytes, HISTORY_BUDGET_BYTES)
         result["sessionId"] = entry.session_id
         result["messages"] = await gateway.workers.run(
             history_messages,
             gateway.store,
             entry.session_id,
-            limit=call.params.get("limit", HISTORY_DEFAULT_LIMIT),
+            limit=HISTORY_DEFAULT_LIMIT if limit is None else limit,
             max_chars=call.params.get("maxChars", HISTORY_DEFAULT_MAX_CHARS),
+            budget=budget,
         )
     for name in ("thinkingLevel", "fastMode", "verboseLevel"):
         result[name] = entry.extra.get(name) if entry is not None else None
+    return result, entry
+
+
+@methods.method("chat.history", scope=READ, schema=HISTORY)
+async def chat_history(call: Call) -> JSON:
+    """The last ``limit`` messages of the session (unknown session: no messages)."""
+    key = required_key(call, "sessionKey")
+    result, _ = await read_history(
+        call, key, limit=call.params.get("limit"), max_bytes=call.params.get("maxBytes")
+    )
     return result
 
 

@@ -4,6 +4,7 @@
 - :mod:`.lookup`: ``sessions.resolve``, ``sessions.preview``;
 - :mod:`.write`: ``sessions.create``, ``sessions.patch``, ``sessions.delete``,
   ``sessions.reset``;
+- :mod:`.describe`: ``sessions.describe``, ``sessions.branches.list``;
 - :mod:`.subscribe`: ``sessions.subscribe``, ``sessions.unsubscribe``,
   ``sessions.messages.subscribe``, ``sessions.messages.unsubscribe``;
 - :mod:`.common`: what they share (with the chat and agent methods too): listing defaults,
@@ -14,9 +15,9 @@ See docs/gateway-sessions.md.
 
 from __future__ import annotations
 
-from clawline.gateway.methods.sessions import listing, lookup, subscribe, write
+from clawline.gateway.methods.sessions import describe, listing, lookup, subscribe, write
 from clawline.gateway.registry import MethodRegistry
 
 methods = MethodRegistry()
-for _module in (listing, lookup, write, subscribe):
+for _module in (listing, lookup, describe, write, subscribe):
     methods.include(_module.methods)

@@ -64,6 +64,7 @@ LIST_SCHEMA = {
     "excludeCron": _FLAG,
     "cursor": P.string(nullable=True, max_len=MAX_CURSOR_LENGTH),
     "rootSessionKey": _KEY,
+    "configuredAgentsOnly": _FLAG,
 }
 
 
@@ -74,7 +75,15 @@ class ListPlan:
     offset: int = 0
     cursor: str | None = None
     active_only: bool = False
+    agents: frozenset[str] | None = None
+    """``configuredAgentsOnly``: the agents whose sessions are kept (rows of no agent, such as
+    ``global``, stay as the include flags say); ``None`` keeps every agent's."""
     options: RowOptions = field(default_factory=RowOptions)
+
+    @property
+    def scans(self) -> bool:
+        """Whether rows are filtered outside the store, by walking them."""
+        return self.active_only or self.agents is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +153,28 @@ def _by_offset(
     return entries, total, following
 
 
+def _kept_by(plan: ListPlan, is_active: Callable[[str], bool]) -> Callable[[str], bool]:
+    agents = plan.agents
+
+    def kept(key: str) -> bool:
+        if plan.active_only and not is_active(key):
+            return False
+        if agents is None:
+            return True
+        parsed = keys.parse_agent_session_key(key)
+        return parsed is None or parsed.agent_id in agents
+
+    return kept
+
+
 def _active_scan(
     catalog: SessionCatalog, plan: ListPlan, is_active: Callable[[str], bool]
 ) -> tuple[list[SessionEntry], int, SessionEntry | None]:
-    """Walk the filtered rows in keyset order (from ``plan.cursor``), keeping those with an
-    active run. Returns the page, the matches seen, and — when the scan budget ran out — the
-    last row examined (the walk resumes after it)."""
+    """Walk the filtered rows in keyset order (from ``plan.cursor``), keeping those the plan's
+    outside filters keep (an active run, a configured agent). Returns the page, the matches
+    seen, and — when the scan budget ran out — the last row examined (the walk resumes after
+    it)."""
+    kept = _kept_by(plan, is_active)
     page_entries: list[SessionEntry] = []
     matches = 0
     scanned = 0
@@ -157,7 +182,7 @@ def _active_scan(
     while True:
         page = catalog.page(plan.query, limit=ACTIVE_SCAN_CHUNK, cursor=cursor)
         for entry in page.entries:
-            if not is_active(entry.key):
+            if not kept(entry.key):
                 continue
             matches += 1
             if matches > plan.offset and len(page_entries) < plan.limit:
@@ -180,7 +205,7 @@ def run_listing(
     keyset = plan.cursor is not None
     stopped_at: SessionEntry | None = None
     next_cursor: str | None = None
-    if plan.active_only:
+    if plan.scans:
         entries, total, stopped_at = _active_scan(catalog, plan, is_active)
         more_matches = total > plan.offset + len(entries)
         if more_matches and entries:
@@ -222,11 +247,21 @@ def plan_from(call: Call) -> ListPlan:
         offset=offset,
         cursor=cursor,
         active_only=bool(params.get("activeOnly")),
+        agents=_configured_agents(call) if params.get("configuredAgentsOnly") else None,
         options=RowOptions(
             derived_titles=bool(params.get("includeDerivedTitles")),
             last_message=bool(params.get("includeLastMessage")),
         ),
     )
+
+
+def _configured_agents(call: Call) -> frozenset[str] | None:
+    """The agents of ``[[agents.list]]``, else the default agent alone. A request naming its
+    ``agentId`` is not narrowed further (OpenClaw's rule)."""
+    if _text(call.params, "agentId") is not None:
+        return None
+    configured = call.gateway.runs.config.agent_ids()
+    return frozenset(configured or [call.gateway.catalog.default_agent_id])
 
 
 @methods.method("sessions.list", scope=READ, schema=LIST_SCHEMA)

@@ -16,14 +16,17 @@ exactly where the replay ends: no gap and no duplicate. ``bootId`` (from
 from __future__ import annotations
 
 from clawline.gateway.bus import Replay
+from clawline.gateway.frames import GatewayError
 from clawline.gateway.methods.sessions.common import required_key
 from clawline.gateway.methods.system import deliver_replay, prepare_replay
 from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
-from clawline.pairing.scopes import READ
+from clawline.pairing.scopes import ADMIN, READ
 from clawline.types import JSON, JSONObject
 
 methods = MethodRegistry()
+
+APPROVALS = "operator.approvals"
 
 _REPLAY = {"afterSeq": P.integer(min=0), "bootId": P.string(max_len=64)}
 _KEY = P.string(required=True, min_len=1, max_len=512)
@@ -72,9 +75,34 @@ async def sessions_unsubscribe(call: Call) -> JSON:
     return {"subscribed": False}
 
 
-@methods.method("sessions.messages.subscribe", scope=READ, schema={"key": _KEY, **_REPLAY})
+MESSAGES = {
+    "key": _KEY,
+    "agentId": P.string(min_len=1, max_len=128),
+    # OpenClaw's opt-in to approval events; clawline has no approvals, so there are none to add.
+    "includeApprovals": P("boolean", choices=(True,)),
+    **_REPLAY,
+}
+
+
+def _may_review_approvals(call: Call) -> bool:
+    """OpenClaw's rule: admin, or ``operator.approvals`` on a paired device."""
+    info = call.connection.info
+    if info is None:
+        return False
+    if ADMIN in info.scopes:
+        return True
+    return APPROVALS in info.scopes and info.device_id is not None
+
+
+@methods.method("sessions.messages.subscribe", scope=READ, schema=MESSAGES)
 async def sessions_messages_subscribe(call: Call) -> JSON:
     key = required_key(call)
+    approvals = bool(call.params.get("includeApprovals"))
+    if approvals and not _may_review_approvals(call):
+        raise GatewayError(
+            "sessions.messages.subscribe includeApprovals requires a paired device and gateway "
+            "scope: operator.approvals"
+        )
     replay = await _replay_if_asked(call)
     keys = call.connection.message_keys
     added = key not in keys
@@ -85,7 +113,10 @@ async def sessions_messages_subscribe(call: Call) -> JSON:
         if added:
             keys.discard(key)
         raise
-    return {"subscribed": True, "key": key, **_stream_position(call, replayed)}
+    result: JSONObject = {"subscribed": True, "key": key, **_stream_position(call, replayed)}
+    if approvals:
+        result["approvalReplay"] = []
+    return result
 
 
 @methods.method(
