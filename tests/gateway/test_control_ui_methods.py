@@ -328,3 +328,41 @@ async def test_channels_status_has_openclaws_keys(client: WireClient) -> None:
     assert (await refused(client, "channels.status", {"probe": "yes"}))["message"] == (
         "invalid channels.status params: probe must be a boolean"
     )
+
+
+async def test_systems_and_plugin_catalog_pages_answer_empty(client: WireClient) -> None:
+    assert await client.ok("environments.list", {"includeDesktopSetup": True}) == {
+        "environments": []
+    }
+    assert await client.ok("plugins.catalog.browse", {"pageSize": 20}) == {"items": []}
+    assert (await refused(client, "environments.list", {"workers": True}))["message"].startswith(
+        "invalid environments.list params: unknown key 'workers'"
+    )
+
+
+async def test_sessions_list_archive_keys_and_chat_send_session_id(client: WireClient) -> None:
+    await client.ok("sessions.patch", {"key": "agent:main:a", "label": "a"})
+    every = {"excludeSystem": True, "archived": False, "archivedFilter": "active"}
+    listed = await client.ok("sessions.list", every)
+    assert [row["key"] for row in listed["sessions"]] == ["agent:main:a"]
+    assert [
+        r["key"] for r in (await client.ok("sessions.list", {"archived": "all"}))["sessions"]
+    ] == ["agent:main:a"]
+    # nothing is archived: asking for the archived ones only is an empty page
+    for only in ({"archived": True}, {"archivedFilter": "archived"}):
+        empty = await client.ok("sessions.list", only)
+        assert (empty["sessions"], empty["count"]) == ([], 0)
+    assert (await refused(client, "sessions.list", {"archived": "yes"}))["message"] == (
+        'invalid sessions.list params: archived must be a boolean or "all"'
+    )
+    session_id = listed["sessions"][0]["sessionId"]
+    sent = await client.ok(
+        "chat.send",
+        {
+            "sessionKey": "agent:main:a",
+            "sessionId": session_id,
+            "message": "hi",
+            "idempotencyKey": "ui-1",
+        },
+    )
+    assert sent["status"] == "started"

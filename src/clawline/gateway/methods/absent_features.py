@@ -7,7 +7,11 @@ disabled shapes so that its Control UI shows an empty panel, not an error.
   storePath, storage, jobs: 0, nextWakeAtMs: null}``;
 - ``cron.list`` → an empty page ``{jobs: [], total: 0, offset, limit, hasMore: false,
   nextOffset: null}``; ``cron.runs`` → ``{entries: [], total: 0, offset, limit,
-  hasMore: false, nextOffset: null}``.
+  hasMore: false, nextOffset: null}``;
+- ``environments.list`` → ``{environments: []}`` (no environments, workers or desktops: the
+  Systems page shows no machines);
+- ``plugins.catalog.browse`` → ``{items: []}`` (no plugin catalog: plugins come from the
+  configuration).
 
 The params are OpenClaw's (closed), so a request the UI could send is accepted and a
 malformed one is refused as it would be there.
@@ -93,6 +97,21 @@ async def cron_status(call: Call) -> JSON:
     }
 
 
+ENVIRONMENTS_LIST = {
+    "includeDesktopSetup": P.boolean(),
+    "runtimeId": _TEXT,
+    "projection": P.string(max_len=64),
+}
+PLUGINS_CATALOG_BROWSE = {
+    "intent": P.string(max_len=64),
+    "category": P.string(max_len=128),
+    "query": P.string(max_len=1024),
+    "searchSource": P.string(max_len=128),
+    "cursor": P.string(max_len=1024),
+    "pageSize": P.integer(min=1, max=CRON_PAGE_MAX),
+}
+
+
 def _empty_page(call: Call, items: str, default_limit: int) -> JSON:
     return {
         items: [],
@@ -112,3 +131,13 @@ async def cron_list(call: Call) -> JSON:
 @methods.method("cron.runs", scope=READ, schema=CRON_RUNS)
 async def cron_runs(call: Call) -> JSON:
     return _empty_page(call, "entries", CRON_RUNS_DEFAULT_LIMIT)
+
+
+@methods.method("environments.list", scope=READ, schema=ENVIRONMENTS_LIST)
+async def environments_list(call: Call) -> JSON:
+    return {"environments": []}
+
+
+@methods.method("plugins.catalog.browse", scope=READ, schema=PLUGINS_CATALOG_BROWSE)
+async def plugins_catalog_browse(call: Call) -> JSON:
+    return {"items": []}

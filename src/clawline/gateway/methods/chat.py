@@ -40,6 +40,7 @@ SEND = {
     "idempotencyKey": P.string(required=True, min_len=1, max_len=MAX_IDEMPOTENCY_KEY),
     "thinking": P.string(max_len=64),
     "deliver": P.boolean(),
+    "sessionId": P.string(max_len=_SHORT),
     "originatingChannel": P.string(max_len=_SHORT),
     "originatingTo": P.string(max_len=_SHORT),
     "originatingAccountId": P.string(max_len=_SHORT),

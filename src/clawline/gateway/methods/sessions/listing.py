@@ -65,6 +65,9 @@ LIST_SCHEMA = {
     "cursor": P.string(nullable=True, max_len=MAX_CURSOR_LENGTH),
     "rootSessionKey": _KEY,
     "configuredAgentsOnly": _FLAG,
+    "excludeSystem": _FLAG,
+    "archived": P.anything(),
+    "archivedFilter": P.string(choices=("active", "all", "archived")),
 }
 
 
@@ -75,6 +78,10 @@ class ListPlan:
     offset: int = 0
     cursor: str | None = None
     active_only: bool = False
+    archived_only: bool = False
+    """``archived: true`` or ``archivedFilter: "archived"``: clawline archives no session, so
+    such a listing is empty (``excludeSystem`` needs nothing either: there are no system
+    sessions)."""
     agents: frozenset[str] | None = None
     """``configuredAgentsOnly``: the agents whose sessions are kept (rows of no agent, such as
     ``global``, stay as the include flags say); ``None`` keeps every agent's."""
@@ -241,8 +248,12 @@ def plan_from(call: Call) -> ListPlan:
             "sessions.list: cursor and offset cannot be combined (a cursor already says where "
             "the page starts; send offset 0 or leave it out)"
         )
+    archived = params.get("archived")
+    if archived is not None and not (isinstance(archived, bool) or archived == "all"):
+        raise GatewayError('invalid sessions.list params: archived must be a boolean or "all"')
     return ListPlan(
         query=build_query(call, params),
+        archived_only=archived is True or params.get("archivedFilter") == "archived",
         limit=params.get("limit", DEFAULT_LIMIT),
         offset=offset,
         cursor=cursor,
@@ -268,9 +279,12 @@ def _configured_agents(call: Call) -> frozenset[str] | None:
 async def sessions_list(call: Call) -> JSON:
     plan = plan_from(call)
     gateway = call.gateway
-    outcome = await gateway.workers.run(
-        run_listing, gateway.catalog, plan, gateway.runs.has_active_run, gateway.row_cache
-    )
+    if plan.archived_only:
+        outcome = ListOutcome([], 0, False, None, None)
+    else:
+        outcome = await gateway.workers.run(
+            run_listing, gateway.catalog, plan, gateway.runs.has_active_run, gateway.row_cache
+        )
     return {
         "ts": gateway.clock.now_ms(),
         "path": gateway.store.location,
