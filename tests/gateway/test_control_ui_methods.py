@@ -366,3 +366,22 @@ async def test_sessions_list_archive_keys_and_chat_send_session_id(client: WireC
         },
     )
     assert sent["status"] == "started"
+
+
+async def test_chat_history_confirms_a_send_as_openclaws_ui_looks_for_it(
+    client: WireClient,
+) -> None:
+    await converse(client, "agent:main:c", "first")
+    plain = await client.ok("chat.history", {"sessionKey": "agent:main:c"})
+    assert "inputReceipts" not in plain
+    (user,) = [m for m in plain["messages"] if m["role"] == "user"]
+    assert (user["runId"], user["idempotencyKey"]) == ("agent:main:c-0", "agent:main:c-0")
+    asked = await client.ok(
+        "chat.history",
+        {"sessionKey": "agent:main:c", "sessionId": plain["sessionId"], "inputRunIds": ["x"]},
+    )
+    assert (asked["inputReceipts"], asked["inputConsumptions"]) == ([], [])
+    too_many = {"sessionKey": "agent:main:c", "inputRunIds": [f"r{n}" for n in range(51)]}
+    assert (await refused(client, "chat.history", too_many))["message"].startswith(
+        "invalid chat.history params: inputRunIds"
+    )

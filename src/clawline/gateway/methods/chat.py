@@ -52,11 +52,17 @@ SEND = {
 }
 HISTORY_MIN_BYTES = 1024
 """OpenClaw's lower bound of ``maxBytes``."""
+MAX_INPUT_RUN_IDS = 50
+"""The most run ids one ``chat.history {inputRunIds}`` asks about (OpenClaw's cap)."""
 HISTORY = {
     "sessionKey": _KEY,
     "limit": P.integer(min=1, max=HISTORY_MAX_LIMIT),
     "maxChars": P.integer(min=1, max=HISTORY_MAX_CHARS),
     "maxBytes": P.integer(min=HISTORY_MIN_BYTES),
+    "sessionId": P.string(max_len=_SHORT),
+    "inputRunIds": P.array(
+        P.string(min_len=1, max_len=MAX_IDEMPOTENCY_KEY), max_len=MAX_INPUT_RUN_IDS
+    ),
 }
 ABORT = {"sessionKey": _KEY, "runId": P.string(min_len=1, max_len=MAX_IDEMPOTENCY_KEY)}
 INJECT = {
@@ -117,7 +123,7 @@ async def read_history(
     if entry is not None:
         budget = HISTORY_BUDGET_BYTES if max_bytes is None else min(max_bytes, HISTORY_BUDGET_BYTES)
         result["sessionId"] = entry.session_id
-        result["messages"] = await gateway.workers.run(
+        messages = await gateway.workers.run(
             history_messages,
             gateway.store,
             entry.session_id,
@@ -125,6 +131,12 @@ async def read_history(
             max_chars=call.params.get("maxChars", HISTORY_DEFAULT_MAX_CHARS),
             budget=budget,
         )
+        for message in messages:
+            # OpenClaw's clients find the message a send made by its key; a run's id is its key
+            run_id = message.get("runId")
+            if message.get("role") == "user" and isinstance(run_id, str):
+                message.setdefault("idempotencyKey", run_id)
+        result["messages"] = messages
     for name in ("thinkingLevel", "fastMode", "verboseLevel"):
         result[name] = entry.extra.get(name) if entry is not None else None
     return result, entry
@@ -132,11 +144,18 @@ async def read_history(
 
 @methods.method("chat.history", scope=READ, schema=HISTORY)
 async def chat_history(call: Call) -> JSON:
-    """The last ``limit`` messages of the session (unknown session: no messages)."""
+    """The last ``limit`` messages of the session (unknown session: no messages); with
+    ``inputRunIds``, OpenClaw's (empty) pending-input receipts too."""
     key = required_key(call, "sessionKey")
     result, _ = await read_history(
         call, key, limit=call.params.get("limit"), max_bytes=call.params.get("maxBytes")
     )
+    if call.params.get("inputRunIds") is not None:
+        # OpenClaw's receipts are for messages queued as pending inputs; clawline writes every
+        # accepted message to the transcript at once (found by its idempotencyKey), so none
+        # is pending.
+        result["inputReceipts"] = []
+        result["inputConsumptions"] = []
     return result
 
 
