@@ -385,3 +385,51 @@ async def test_chat_history_confirms_a_send_as_openclaws_ui_looks_for_it(
     assert (await refused(client, "chat.history", too_many))["message"].startswith(
         "invalid chat.history params: inputRunIds"
     )
+
+
+async def test_task_events_carry_openclaws_task_summary(
+    gw: RunningGateway, client: WireClient
+) -> None:
+    await client.ok("sessions.messages.subscribe", {"key": "agent:main:main"})
+    await client.ok("sessions.patch", {"key": "agent:main:main"})
+    task = await make_task(gw, 7, "main")
+    frame = await client.next_event("task")
+    summary = frame["payload"]["task"]
+    assert frame["payload"]["action"] == "upserted"
+    assert {
+        name: summary[name]
+        for name in ("id", "taskId", "kind", "runtime", "status", "title", "sessionKey")
+    } == {
+        "id": task.task_id,
+        "taskId": task.task_id,
+        "kind": "subagent",
+        "runtime": "subagent",
+        "status": "running",
+        "title": "task 7",
+        "sessionKey": "agent:main:main",
+    }
+    assert summary["childSessionKey"] == "agent:main:subagent:c7"
+    registry = gw.runtime.tasks
+    await gw.runtime.call(lambda: registry.finish(task.task_id, "succeeded"))
+    ended = await client.next_event("task", after=client.events.index(frame) + 1)
+    assert ended["payload"]["task"]["status"] == "completed"  # OpenClaw's ledger name
+
+
+async def test_resolve_by_reference_allow_missing_system_info_and_nodes(client: WireClient) -> None:
+    await client.ok("sessions.patch", {"key": "agent:main:r", "label": "r"})
+    found = await client.ok("sessions.resolve", {"reference": {"key": "agent:main:r"}})
+    assert found == {"ok": True, "key": "agent:main:r"}
+    missing = {"reference": {"key": "agent:main:nowhere"}, "allowMissing": True}
+    assert await client.ok("sessions.resolve", missing) == {"ok": True, "missing": True}
+    assert (await refused(client, "sessions.resolve", {"key": "agent:main:nowhere"}))[
+        "message"
+    ] == "No session found: agent:main:nowhere"
+    assert (await refused(client, "sessions.resolve", {"reference": {"slug": "x"}}))[
+        "message"
+    ] == "invalid sessions.resolve params: reference.key must be a string"
+    info = await client.ok("system.info", {})
+    assert info["cpuCount"] >= 1
+    assert info["memoryTotalBytes"] > info["memoryFreeBytes"] > 0
+    assert info["runtimeVersion"].startswith("Python ")
+    nodes = await client.ok("node.list", {})
+    assert nodes["nodes"] == []

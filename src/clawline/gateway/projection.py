@@ -14,7 +14,10 @@ This module alone knows those shapes:
   ``chat`` (``delta`` throttled to one per :data:`CHAT_DELTA_INTERVAL_MS` per run — the first
   at once, later ones in the interval folded into one trailing delta —, then ``final``,
   ``aborted`` or ``error``) and ``session.update`` (every delta, then ``completed``). Each run
-  numbers its ``chat`` payloads 1, 2, … and, separately, its ``agent`` payloads.
+  numbers its ``chat`` payloads 1, 2, … and, separately, its ``agent`` payloads;
+- :class:`~clawline.events.TaskChanged` → ``task`` ``{action:"upserted", task}`` with OpenClaw's
+  task summary (:mod:`clawline.tasks.summary`), to the requester session's stream
+  (drop-if-slow).
 
 Events are projected in the order they were published, by one task (:meth:`run`), because a
 listing row needs a store read (its children and derived title, on a store worker). What queued
@@ -48,6 +51,7 @@ from clawline.events import (
     RunText,
     RunTool,
     SessionChanged,
+    TaskChanged,
 )
 from clawline.gateway.bus import Audience, EventBus
 from clawline.records.session import SessionEntry
@@ -55,6 +59,7 @@ from clawline.records.transcript import message_json
 from clawline.sessions.listing_rows import RowBuilder, RowOptions
 from clawline.store.base import Store
 from clawline.store.workers import StoreWorkers
+from clawline.tasks.summary import task_summary
 from clawline.types import JSON, JSONObject
 
 log = logging.getLogger("clawline.gateway")
@@ -194,6 +199,14 @@ class WireProjection:
             )
         elif isinstance(event, RunEnded):
             self._run_ended(event)
+        elif isinstance(event, TaskChanged):
+            self._bus.publish(
+                "task",
+                {"action": "upserted", "task": task_summary(event.task)},
+                audience=Audience.SESSION_STREAM,
+                session_key=event.task.requester_session_key,
+                drop_if_slow=True,
+            )
 
     # --- sessions ------------------------------------------------------------------------------
 

@@ -11,7 +11,9 @@ disabled shapes so that its Control UI shows an empty panel, not an error.
 - ``environments.list`` → ``{environments: []}`` (no environments, workers or desktops: the
   Systems page shows no machines);
 - ``plugins.catalog.browse`` → ``{items: []}`` (no plugin catalog: plugins come from the
-  configuration).
+  configuration);
+- ``node.list {}`` → ``{ts, nodes: []}`` (no paired nodes: companion devices are an OpenClaw
+  feature).
 
 The params are OpenClaw's (closed), so a request the UI could send is accepted and a
 malformed one is refused as it would be there.
@@ -141,3 +143,8 @@ async def environments_list(call: Call) -> JSON:
 @methods.method("plugins.catalog.browse", scope=READ, schema=PLUGINS_CATALOG_BROWSE)
 async def plugins_catalog_browse(call: Call) -> JSON:
     return {"items": []}
+
+
+@methods.method("node.list", scope=READ, schema={})
+async def node_list(call: Call) -> JSON:
+    return {"ts": call.gateway.clock.now_ms(), "nodes": []}

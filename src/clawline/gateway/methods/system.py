@@ -1,6 +1,14 @@
-"""``health`` and ``events.replay``."""
+"""``health``, ``events.replay`` and ``system.info`` (the host the gateway runs on, in the shape
+of OpenClaw's, whose Control UI shows it on its Systems page: ``runtimeVersion`` names Python
+where OpenClaw's ``nodeVersion`` names Node)."""
 
 from __future__ import annotations
+
+import os
+import platform
+import shutil
+import socket
+import time
 
 from clawline.gateway.bus import EventsNotRetained, Replay
 from clawline.gateway.frames import GatewayError
@@ -24,6 +32,45 @@ async def health(call: Call) -> JSON:
         "store": call.gateway.store.backend,
         "instanceId": call.gateway.instance.instance_id,
     }
+
+
+_STARTED = time.monotonic()
+_ARCH = {"x86_64": "x64", "aarch64": "arm64", "amd64": "x64", "i686": "ia32"}
+"""``platform.machine()`` in Node's ``os.arch()`` names, as OpenClaw's clients expect them."""
+
+
+@methods.method("system.info", scope=READ, schema={})
+async def system_info(call: Call) -> JSON:
+    return await call.gateway.workers.run(_system_info, call)
+
+
+def _system_info(call: Call) -> JSON:
+    uname = os.uname()
+    info: dict[str, JSON] = {
+        "machineName": socket.gethostname(),
+        "hostname": socket.gethostname(),
+        "platform": uname.sysname.lower(),
+        "release": uname.release,
+        "arch": _ARCH.get(uname.machine.lower(), uname.machine.lower()),
+        "osLabel": f"{uname.sysname} {uname.release}",
+        "runtimeVersion": f"Python {platform.python_version()}",
+        "pid": os.getpid(),
+        "processInstanceId": call.gateway.instance.instance_id,
+        "uptimeMs": round((time.monotonic() - _STARTED) * 1000),
+        "cpuCount": os.cpu_count() or 1,
+        "loadAverage": list(os.getloadavg()),
+        "defaultAgentUtilityModel": {"status": "unavailable"},
+    }
+    pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    free_pages = os.sysconf("SC_AVPHYS_PAGES")
+    info["memoryTotalBytes"] = pages * page_size
+    info["memoryFreeBytes"] = free_pages * page_size
+    state_dir = str(call.gateway.state_dir)
+    if os.path.isdir(state_dir):
+        disk = shutil.disk_usage(state_dir)
+        info["disks"] = [{"path": state_dir, "totalBytes": disk.total, "availableBytes": disk.free}]
+        info.update(diskTotalBytes=disk.total, diskAvailableBytes=disk.free, diskPath=state_dir)
+    return info
 
 
 def _refusal(call: Call, error: EventsNotRetained) -> GatewayError:

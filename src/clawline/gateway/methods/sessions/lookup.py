@@ -92,10 +92,32 @@ def _resolve(catalog: SessionCatalog, scope: _Scope, selector: str, value: str) 
         "spawnedBy": _KEY,
         "includeGlobal": P.boolean(),
         "includeUnknown": P.boolean(),
+        "reference": P.object(),
+        "allowMissing": P.boolean(),
     },
 )
 async def sessions_resolve(call: Call) -> JSON:
-    params = call.params
+    """``{ok, key}``. OpenClaw's Control UI names a session by ``reference: {key, slug?}``
+    (resolved as ``key``) and sends ``allowMissing`` (an unknown session then answers
+    ``{ok:true, missing:true}`` instead of the error)."""
+    params = dict(call.params)
+    reference = params.pop("reference", None)
+    if reference is not None:
+        ref_key = reference.get("key") if isinstance(reference, dict) else None
+        if not isinstance(ref_key, str) or not ref_key.strip():
+            raise GatewayError("invalid sessions.resolve params: reference.key must be a string")
+        if _selector(params, "key") is not None:
+            raise GatewayError("Provide either key, sessionId, or label (not multiple)")
+        params["key"] = ref_key
+    try:
+        return await _resolve_params(call, params)
+    except SessionNotFound:
+        if params.get("allowMissing"):
+            return {"ok": True, "missing": True}
+        raise
+
+
+async def _resolve_params(call: Call, params: dict[str, Any]) -> JSON:
     chosen = [(name, v) for name in ("key", "sessionId", "label") if (v := _selector(params, name))]
     if len(chosen) > 1:
         raise GatewayError("Provide either key, sessionId, or label (not multiple)")
