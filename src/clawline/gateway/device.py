@@ -77,19 +77,8 @@ def v2_payload(
     token: str | None,
     nonce: str,
 ) -> str:
-    return "|".join(
-        [
-            "v2",
-            device_id,
-            client_id,
-            client_mode,
-            role,
-            ",".join(scopes),
-            str(signed_at),
-            token or "",
-            nonce,
-        ]
-    )
+    fields = [device_id, client_id, client_mode, role, ",".join(scopes), str(signed_at)]
+    return "|".join(["v2", *fields, token or "", nonce])
 
 
 def v3_payload(
@@ -105,20 +94,19 @@ def v3_payload(
     platform: str | None,
     device_family: str | None,
 ) -> str:
+    """The v2 payload's fields under ``v3``, then the platform and device family."""
+    v2 = v2_payload(
+        device_id=device_id,
+        client_id=client_id,
+        client_mode=client_mode,
+        role=role,
+        scopes=scopes,
+        signed_at=signed_at,
+        token=token,
+        nonce=nonce,
+    )
     return "|".join(
-        [
-            "v3",
-            device_id,
-            client_id,
-            client_mode,
-            role,
-            ",".join(scopes),
-            str(signed_at),
-            token or "",
-            nonce,
-            auth_metadata(platform),
-            auth_metadata(device_family),
-        ]
+        ["v3", v2.removeprefix("v2|"), auth_metadata(platform), auth_metadata(device_family)]
     )
 
 

@@ -204,28 +204,20 @@ def accept_connect(
     if params.get("device") is not None:
         device = check("connect", params["device"], _DEVICE)
         token_signed = signature_token(auth)
+        signed = {
+            "device_id": device["id"],
+            "client_id": client["id"],
+            "client_mode": client["mode"],
+            "role": role,
+            "scopes": requested,
+            "signed_at": device["signedAt"],
+            "token": token_signed,
+            "nonce": device["nonce"],
+        }
         v3 = v3_payload(
-            device_id=device["id"],
-            client_id=client["id"],
-            client_mode=client["mode"],
-            role=role,
-            scopes=requested,
-            signed_at=device["signedAt"],
-            token=token_signed,
-            nonce=device["nonce"],
-            platform=client.get("platform"),
-            device_family=client.get("deviceFamily"),
+            **signed, platform=client.get("platform"), device_family=client.get("deviceFamily")
         )
-        v2 = v2_payload(
-            device_id=device["id"],
-            client_id=client["id"],
-            client_mode=client["mode"],
-            role=role,
-            scopes=requested,
-            signed_at=device["signedAt"],
-            token=token_signed,
-            nonce=device["nonce"],
-        )
+        v2 = v2_payload(**signed)
         try:
             device_auth = verify_device(
                 device_id=device["id"],
