@@ -142,21 +142,28 @@ async def quiesce_except_gate(services: Runtime, orchestrator: ChildPlan) -> Non
     await eventually(lambda: not services.runs.has_active_run(orchestrator.child_key))
 
 
+async def deferred_orchestrator(services: Runtime, never: str) -> tuple[ChildPlan, list[ChildPlan]]:
+    """An orchestrator whose first turn ended while its grandchild (gated on ``never``) runs,
+    its deferral stored."""
+    await requester(services)
+    grandchildren: list[ChildPlan] = []
+    orchestrator = await child(services, reply=None, task="lead", max_depth=2)
+    gate = Gate(never)
+    runner_of(services).script(orchestrator.child_key, spawning(services, grandchildren, gate))
+    await start_child(services, orchestrator)
+    await gate.entered.wait()
+    await quiesce_except_gate(services, orchestrator)
+    await eventually(lambda: record(services, orchestrator.run_id).deferred_outcome is not None)
+    return orchestrator, grandchildren
+
+
 async def test_a_deferred_orchestrator_survives_a_crash(make_services: MakeServices) -> None:
     """Its deferral is in the store: the next process adopts it, delivers the (lost)
     grandchild's completion to it, and announces its reply to that once nothing is pending."""
     async with announcing(make_services) as make:
         clock = FakeClock()
         services = await make(DEPTH_TWO, clock)
-        await requester(services)
-        gate = Gate("never answered")
-        grandchildren: list[ChildPlan] = []
-        orchestrator = await child(services, reply=None, task="lead", max_depth=2)
-        runner_of(services).script(orchestrator.child_key, spawning(services, grandchildren, gate))
-        await start_child(services, orchestrator)
-        await gate.entered.wait()
-        await quiesce_except_gate(services, orchestrator)
-        await eventually(lambda: record(services, orchestrator.run_id).deferred_outcome is not None)
+        orchestrator, grandchildren = await deferred_orchestrator(services, "never answered")
         stored = record(services, orchestrator.run_id).deferred_outcome
         assert stored is not None
         assert (stored["status"], stored["text"]) == ("done", "orchestrator: dispatched")
@@ -192,15 +199,7 @@ async def test_a_deferred_orchestrator_is_not_lost_at_a_clean_stop_and_adopted_a
     async with announcing(make_services) as make:
         clock = FakeClock()
         services = await make(DEPTH_TWO, clock)
-        await requester(services)
-        gate = Gate("cut off by the stop")
-        grandchildren: list[ChildPlan] = []
-        orchestrator = await child(services, reply=None, task="lead", max_depth=2)
-        runner_of(services).script(orchestrator.child_key, spawning(services, grandchildren, gate))
-        await start_child(services, orchestrator)
-        await gate.entered.wait()
-        await quiesce_except_gate(services, orchestrator)
-        await eventually(lambda: record(services, orchestrator.run_id).deferred_outcome is not None)
+        orchestrator, grandchildren = await deferred_orchestrator(services, "cut off by the stop")
         await services.runs.shutdown()
         result = await services.recovery.recover(error=STOPPED_ERROR)  # the clean stop's pass
         assert result.lost == [grandchildren[0].run_id]
