@@ -8,6 +8,7 @@ bridge subprocess.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -86,3 +87,22 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
     finally:
         await context.close()
     assert errors == [], f"errors in the page (uncaught, CSP violations, failed loads): {errors}"
+
+
+@contextlib.asynccontextmanager
+async def modules_page(state: Path, script: str) -> AsyncIterator[Page]:
+    """A page of a fresh gateway's web chat on which ``script`` loaded the modules under test
+    into ``window.mods`` (it returns how many names it loaded: more than 10)."""
+    settings = GatewaySettings(port=0, auth="token", token=TOKEN)
+    async with (
+        running_gateway(state, gateway_settings=settings) as gateway,
+        async_playwright() as playwright,
+    ):
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = await browser.new_page()
+            await page.goto(gateway.http_url + "/")
+            assert await page.evaluate(script) > 10
+            yield page
+        finally:
+            await browser.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Locator, Page, WebSocket, async_playwright, expect
+from playwright.async_api import Browser, Locator, Page, WebSocket, expect
 
 from clawline.config import Settings
 from clawline.gateway.methods.web import family_service
@@ -22,7 +22,7 @@ from clawline.gateway.options import GatewaySettings
 from clawline.testing.live_gateway import RunningGateway, running_gateway
 from clawline.testing.waiting import eventually
 from tests.web.chat import WebChat
-from tests.web.conftest import CHROMIUM, CONFIG, TOKEN
+from tests.web.conftest import CONFIG, TOKEN
 from tests.web.test_layout_browser import (
     DESKTOP,
     PHONE,
@@ -43,16 +43,6 @@ async def gateway(state: Path, port: int = 0) -> AsyncIterator[RunningGateway]:
     config = Settings(state_dir=state, raw=CONFIG)
     async with running_gateway(state, gateway_settings=settings, settings=config, port=port) as gw:
         yield gw
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 @pytest.fixture

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
-from clawline.gateway.options import GatewaySettings
-from clawline.testing.live_gateway import running_gateway
-from tests.web.conftest import CHROMIUM, TOKEN
+from tests.web.conftest import modules_page
 
 # One gateway, browser and page for the whole module: these tests only evaluate modules.
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -33,19 +31,8 @@ MODULES = """async () => {
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def mods(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Page]:
     state = tmp_path_factory.mktemp("web-modules") / "state"
-    settings = GatewaySettings(port=0, auth="token", token=TOKEN)
-    async with (
-        running_gateway(state, gateway_settings=settings) as gateway,
-        async_playwright() as playwright,
-    ):
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            page = await browser.new_page()
-            await page.goto(gateway.http_url + "/")
-            assert await page.evaluate(MODULES) > 10
-            yield page
-        finally:
-            await browser.close()
+    async with modules_page(state, MODULES) as page:
+        yield page
 
 
 async def run(page: Page, body: str) -> Any:
