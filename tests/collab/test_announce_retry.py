@@ -133,13 +133,19 @@ class BrokenTranscript:
         original = _Transaction.append_event
 
         def append_event(
-            tx: _Transaction, sid: str, ts: int, type: str, data: JSONObject
+            tx: _Transaction,
+            sid: str,
+            ts: int,
+            type: str,
+            data: JSONObject,
+            *,
+            session_key: str = "",
         ) -> TranscriptEvent:
             if sid == session_id:
                 self.attempts += 1
                 if self.failing:
                     raise StoreError("disk I/O error")
-            return original(tx, sid, ts, type, data)
+            return original(tx, sid, ts, type, data, session_key=session_key)
 
         monkeypatch.setattr(_Transaction, "append_event", append_event)
 

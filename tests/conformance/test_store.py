@@ -147,6 +147,10 @@ def test_transaction_primitives(store: Store, catalog: SessionCatalog) -> None:
         with pytest.raises(StoreError) as error:
             tx.append_event("no-such-id", 1, "message", {})
         assert str(error.value) == "no transcript for session id no-such-id"
+        opened = tx.append_event("new-id", 1, "message", {"n": 1}, session_key="agent:main:a")
+        again = tx.append_event("new-id", 2, "message", {"n": 2}, session_key="agent:main:a")
+        assert (opened.seq, again.seq) == (1, 2)
+    assert [event.data for event in store.events("new-id")] == [{"n": 1}, {"n": 2}]
     moved = store.get("agent:main:subagent:b")
     assert moved is not None
     assert moved.lineage_path == ("agent:main:root", "agent:main:a", "agent:main:subagent:b")

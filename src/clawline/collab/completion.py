@@ -319,15 +319,20 @@ def end_record(
         registry = tasks
         if not task.terminal:
             if ending.task_status == "lost":
-                registry.mark_lost(task.task_id, ending.error or "lost", tx=tx)
+                task = registry.mark_lost(task.task_id, ending.error or "lost", tx=tx, current=task)
             else:
                 summary = ending.status_label if ending.task_status != "succeeded" else None
-                registry.finish(
-                    task.task_id, ending.task_status, summary=summary, error=ending.error, tx=tx
+                task = registry.finish(
+                    task.task_id,
+                    ending.task_status,
+                    summary=summary,
+                    error=ending.error,
+                    tx=tx,
+                    current=task,
                 )
         if not announce:
             delivery = "delivered" if silent else "not_applicable"
-            registry.set_delivery(task.task_id, delivery, tx=tx)
+            registry.set_delivery(task.task_id, delivery, tx=tx, current=task)
     if not announce:
         return None
     child = store.get(record.child_session_key)

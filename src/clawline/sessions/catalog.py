@@ -338,8 +338,7 @@ class SessionCatalog:
         current = tx.get(canonical)
         if current is None:
             raise SessionNotFound(f"session not found: {canonical}")
-        tx.open_transcript(current.session_id, canonical, now)
-        event = tx.append_event(current.session_id, now, type, data)
+        event = tx.append_event(current.session_id, now, type, data, session_key=canonical)
         after = current
         if touch and now > current.updated_at:
             after = replace(current, updated_at=now)

@@ -220,8 +220,11 @@ class StoreTransaction(abc.ABC):
 
     @abc.abstractmethod
     def append_event(
-        self, session_id: str, ts: int, type: str, data: JSONObject
-    ) -> TranscriptEvent: ...
+        self, session_id: str, ts: int, type: str, data: JSONObject, *, session_key: str = ""
+    ) -> TranscriptEvent:
+        """Append to the transcript ``session_id``. With ``session_key``, a transcript not open
+        yet is opened first (only after the append found none, so an open one costs no extra
+        statement); without it, a missing transcript is a :class:`StoreError`."""
 
     @abc.abstractmethod
     def set_extension_index(self, session_key: str, rows: Sequence[ExtensionIndexRow]) -> None:

@@ -83,6 +83,20 @@ class TaskRegistry(TaskLookups):
             tx.after_commit(lambda: events.publish(TaskChanged(task)))
         return task
 
+    @classmethod
+    def _read(
+        cls,
+        active: StoreTransaction,
+        task_id: str,
+        current: TaskRecord | None,
+        given: StoreTransaction | None,
+    ) -> TaskRecord:
+        """``current`` when the caller's own transaction read it (and it is that task), else
+        the task read in ``active``."""
+        if current is not None and given is not None and current.task_id == task_id:
+            return current
+        return cls._locked(active, task_id)
+
     @staticmethod
     def _locked(tx: StoreTransaction, task_id: str) -> TaskRecord:
         task = tx.tasks.get(task_id)
@@ -202,9 +216,11 @@ class TaskRegistry(TaskLookups):
         error: str | None = None,
         outcome: str | None = None,
         tx: StoreTransaction | None = None,
+        current: TaskRecord | None = None,
     ) -> TaskRecord:
         """End the task with a terminal ``status`` (``succeeded``, ``failed``, ``timed_out``,
-        ``cancelled`` or ``lost``). A task already terminal is returned unchanged."""
+        ``cancelled`` or ``lost``). A task already terminal is returned unchanged.
+        ``current``: the task as ``tx`` has just read it (not read again)."""
         if status not in TERMINAL_STATUSES:
             raise InvalidField(
                 f"invalid status: {status!r} (finish needs one of "
@@ -215,7 +231,7 @@ class TaskRegistry(TaskLookups):
         if outcome is not None:
             outcome = choice("terminalOutcome", outcome, TERMINAL_OUTCOMES)
         with self._tx(tx) as active:
-            current = self._locked(active, task_id)
+            current = self._read(active, task_id, current, tx)
             if current.terminal:
                 return current
             return self._move(active, current, status, summary, error=error, outcome=outcome)
@@ -232,21 +248,31 @@ class TaskRegistry(TaskLookups):
             return self._move(active, current, "cancelled", reason)
 
     def mark_lost(
-        self, task_id: str, error: str, *, tx: StoreTransaction | None = None
+        self,
+        task_id: str,
+        error: str,
+        *,
+        tx: StoreTransaction | None = None,
+        current: TaskRecord | None = None,
     ) -> TaskRecord:
         """``queued|running -> lost`` (the backing session or runtime is gone)."""
         error = text("error", error, limit=MAX_TEXT)
         with self._tx(tx) as active:
-            current = self._locked(active, task_id)
+            current = self._read(active, task_id, current, tx)
             return self._move(active, current, "lost", error, error=error)
 
     def set_delivery(
-        self, task_id: str, delivery_status: str, *, tx: StoreTransaction | None = None
+        self,
+        task_id: str,
+        delivery_status: str,
+        *,
+        tx: StoreTransaction | None = None,
+        current: TaskRecord | None = None,
     ) -> TaskRecord:
         """Record how the task's completion reached its requester."""
         delivery = choice("deliveryStatus", delivery_status, DELIVERY_STATUSES)
         with self._tx(tx) as active:
-            current = self._locked(active, task_id)
+            current = self._read(active, task_id, current, tx)
             if current.delivery_status == delivery:
                 return current
             task = replace(current, delivery_status=delivery)

@@ -33,6 +33,7 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from clawline.agents.echo import echo_chunks
 from clawline.agents.providers.base import (
@@ -155,14 +156,67 @@ def _wave_id(messages: Sequence[ModelMessage], origin: int) -> str:
     return str(seq) if seq is not None else f"i{origin}"
 
 
+class _Prefixes:
+    """What was worked out over a list of messages, kept so that the next round, whose list
+    is the same messages (the same objects) plus new ones, only looks at the new ones.
+
+    Every round of a turn reads the whole history; without this a wave of n spawns costs n²
+    message visits. A prefix is recognised by the identity of its first and last message
+    (both held here, so their ids cannot be reused); anything else starts from scratch."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._capacity = capacity
+        self._known: dict[tuple[int, str], tuple[ModelMessage, ModelMessage, int, Any]] = {}
+
+    def resume(self, messages: Sequence[ModelMessage], start: int, name: str) -> tuple[int, Any]:
+        """Where to go on from and the state kept there (``start`` and ``None``: nothing)."""
+        if start >= len(messages):
+            return start, None
+        known = self._known.get((id(messages[start]), name))
+        if known is None:
+            return start, None
+        first, last, end, state = known
+        if first is messages[start] and end <= len(messages) and messages[end - 1] is last:
+            return end, state
+        return start, None
+
+    def keep(self, messages: Sequence[ModelMessage], start: int, name: str, state: Any) -> None:
+        if start >= len(messages):
+            return
+        if len(self._known) >= self._capacity:
+            self._known.clear()
+        self._known[(id(messages[start]), name)] = (
+            messages[start],
+            messages[-1],
+            len(messages),
+            state,
+        )
+
+
+_PREFIXES = _Prefixes()
+
+
+def _history_words(messages: Sequence[ModelMessage]) -> int:
+    end, total = _PREFIXES.resume(messages, 0, "words")
+    total = (total or 0) + sum(_words(message.content) for message in messages[end:])
+    _PREFIXES.keep(messages, 0, "words", total)
+    return int(total)
+
+
 def _next_slot(messages: Sequence[ModelMessage], origin: int, wave: Wave) -> ToolCall | None:
     """The call for the wave's first slot without an accepted spawn; ``None`` when all are."""
-    # Runs every round of a wave over the whole wave so far: look at spawn results only.
+    # Runs every round of a wave over the whole wave so far: look at spawn results only, and
+    # only at the ones the previous round of this history did not see.
     wave_id = _wave_id(messages, origin)
     prefix = f"{_SLOT_PREFIX}{wave_id}-"
-    accepted: set[int] = set()
-    refusals: Counter[int] = Counter()
-    for message in messages[origin:]:
+    accepted: set[int]
+    refusals: Counter[int]
+    start, kept = _PREFIXES.resume(messages, origin, prefix)
+    if kept is None:
+        accepted, refusals = set(), Counter()
+    else:
+        accepted, refusals = set(kept[0]), Counter(kept[1])
+    for message in messages[start:]:
         call_id = message.tool_call_id or ""
         if message.role != "tool" or message.name != SPAWN_TOOL or not call_id.startswith(prefix):
             continue
@@ -173,6 +227,7 @@ def _next_slot(messages: Sequence[ModelMessage], origin: int, wave: Wave) -> Too
             accepted.add(int(match[1]))
         elif not message.interrupted:
             refusals[int(match[1])] += 1
+    _PREFIXES.keep(messages, origin, prefix, (frozenset(accepted), dict(refusals)))
     slot = next((k for k in range(wave.count) if k not in accepted), None)
     if slot is None:
         return None
@@ -291,6 +346,6 @@ class OfflineProvider:
             yield TextDelta(chunk)
         for call in plan.calls:
             yield ToolCallDone(call)
-        words = sum(_words(message.content) for message in messages)
+        words = _history_words(messages)
         usage = Usage(input=words + _words(system), output=_words(plan.text))
         yield Finish("toolUse" if plan.calls else "stop", usage)

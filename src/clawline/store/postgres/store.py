@@ -220,13 +220,16 @@ class _Transaction(StoreTransaction):
         return count > 0
 
     def append_event(
-        self, session_id: str, ts: int, type: str, data: JSONObject
+        self, session_id: str, ts: int, type: str, data: JSONObject, *, session_key: str = ""
     ) -> TranscriptEvent:
-        row = self._one(
+        next_seq = (
             "UPDATE transcripts SET last_seq = last_seq + 1 WHERE session_id = %s"
-            " RETURNING last_seq",
-            (session_id,),
+            " RETURNING last_seq"
         )
+        row = self._one(next_seq, (session_id,))
+        if row is None and session_key:
+            self.open_transcript(session_id, session_key, ts)
+            row = self._one(next_seq, (session_id,))
         if row is None:
             raise StoreError(f"no transcript for session id {session_id}")
         seq = int(row[0])

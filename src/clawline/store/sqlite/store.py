@@ -64,6 +64,12 @@ _NEXT_REVISION = (
     "UPDATE clawline_meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
 )
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
+_NEXT_SEQ = "UPDATE transcripts SET last_seq = last_seq + 1 WHERE session_id = ? RETURNING last_seq"
+
+_CACHED_STATEMENTS = 1024
+"""Prepared statements the connection keeps (sqlite3's default is 128). The store runs a few
+hundred distinct statements; one pushed out of the cache is parsed and planned again on its
+next use, which for the wide session rows costs more than running it."""
 
 _MMAP_SIZE = 1 << 30
 """Bytes of the file SQLite reads through a memory map rather than read() calls into its page
@@ -177,13 +183,12 @@ class _Transaction(StoreTransaction):
         return cursor.rowcount > 0
 
     def append_event(
-        self, session_id: str, ts: int, type: str, data: JSONObject
+        self, session_id: str, ts: int, type: str, data: JSONObject, *, session_key: str = ""
     ) -> TranscriptEvent:
-        row = self._db.execute(
-            "UPDATE transcripts SET last_seq = last_seq + 1 WHERE session_id = ?"
-            " RETURNING last_seq, session_key",
-            (session_id,),
-        ).fetchone()
+        row = self._db.execute(_NEXT_SEQ, (session_id,)).fetchone()
+        if row is None and session_key:
+            self.open_transcript(session_id, session_key, ts)
+            row = self._db.execute(_NEXT_SEQ, (session_id,)).fetchone()
         if row is None:
             raise StoreError(f"no transcript for session id {session_id}")
         seq = int(row[0])
@@ -215,7 +220,12 @@ class SQLiteStore(Store):
         if self.location != ":memory:":
             Path(self.location).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.location, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.location,
+                isolation_level=None,
+                check_same_thread=False,
+                cached_statements=_CACHED_STATEMENTS,
+            )
         except sqlite3.Error as error:
             raise StoreUnavailable(f"cannot open {self.location}: {error}") from error
         self._lock = threading.RLock()
