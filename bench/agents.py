@@ -48,6 +48,7 @@ from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.store import Store
 from clawline.store.sqlite.store import SQLiteStore
+from clawline.testing.statements import StatementCount
 
 PARENT = "agent:main:main"
 TARGET_S = 3.0
@@ -67,21 +68,6 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             },
         }
     }
-
-
-class StatementCount:
-    """What the store's connection ran: transactions (``BEGIN``) and the other statements."""
-
-    def __init__(self) -> None:
-        self.transactions = 0
-        self.statements = 0
-
-    def __call__(self, sql: str) -> None:
-        head = sql.lstrip()[:8].upper()
-        if head.startswith("BEGIN"):
-            self.transactions += 1
-        elif not head.startswith(("COMMIT", "ROLLBACK", "--")):
-            self.statements += 1
 
 
 async def _settled(runtime: Runtime, total: int) -> bool:

@@ -15,25 +15,13 @@ from clawline.config import Settings
 from clawline.runtime import Runtime
 from clawline.store import Store
 from clawline.store.sqlite.store import SQLiteStore
+from clawline.testing.statements import StatementCount
 from clawline.testing.waiting import eventually
 
 PARENT = "agent:main:main"
 CHILDREN = 40
 MAX_TRANSACTIONS_PER_CHILD = 9.0
 MAX_STATEMENTS_PER_CHILD = 62.0
-
-
-class Counted:
-    def __init__(self) -> None:
-        self.transactions = 0
-        self.statements = 0
-
-    def __call__(self, sql: str) -> None:
-        head = sql.lstrip()[:8].upper()
-        if head.startswith("BEGIN"):
-            self.transactions += 1
-        elif not head.startswith(("COMMIT", "ROLLBACK", "--")):
-            self.statements += 1
 
 
 def _store_settled(store: Store) -> bool:
@@ -63,7 +51,7 @@ async def test_each_spawned_child_costs_a_bounded_number_of_transactions_and_sta
     runtime = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
     store = runtime.store
     assert isinstance(store, SQLiteStore)
-    counted = Counted()
+    counted = StatementCount()
 
     async def settled() -> bool:
         if runtime.busy or runtime.runs.has_active_run(PARENT):

@@ -8,7 +8,8 @@
   (``WireRecorder``), :mod:`clawline.testing.channels`, :mod:`clawline.testing.fake_openai`,
   :mod:`clawline.testing.fake_telegram` (``FakeTelegram``), :mod:`clawline.testing.pairing`,
   :mod:`clawline.testing.synapse` (a real Matrix homeserver on loopback) and
-  :mod:`clawline.testing.matrix_reader` (a Matrix user's client for tests).
+  :mod:`clawline.testing.matrix_reader` (a Matrix user's client for tests), and
+  :mod:`clawline.testing.statements` (``StatementCount``: what a SQLite connection ran).
 """
 
 from clawline.testing.clock import FakeClock
