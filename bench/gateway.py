@@ -53,7 +53,7 @@ TARGETS = {
     "ready_s": 1.0,
     "idle_rss_mb": 100.0,
     "list100_median_ms": 2.0,
-    "list_all_median_ms": 120.0,
+    "list_all_median_ms": 60.0,
     "fanout_p99_ms": 100.0,
 }
 

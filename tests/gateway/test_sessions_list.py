@@ -180,7 +180,6 @@ async def test_sort_by_only_accepts_updated_at(client: WireClient, seed: Seeder)
     [
         ({"bogus": 1}, "invalid sessions.list params: unknown key 'bogus'"),
         ({"limit": 0}, "invalid sessions.list params: limit must be >= 1"),
-        ({"limit": 10_001}, "invalid sessions.list params: limit must be <= 10000"),
         ({"offset": -1}, "invalid sessions.list params: offset must be >= 0"),
         ({"activeMinutes": 0}, "invalid sessions.list params: activeMinutes must be >= 1"),
         ({"includeGlobal": "yes"}, "invalid sessions.list params: includeGlobal must be a boolean"),
@@ -195,6 +194,26 @@ async def test_invalid_params_are_refused(
 ) -> None:
     error = await error_of(client, "sessions.list", params)
     assert without_details(error) == {"code": "INVALID_REQUEST", "message": message}
+
+
+@pytest.mark.parametrize("limit", [10_001, 1_000_000])
+async def test_a_limit_above_a_page_is_refused_naming_the_cursor(
+    client: WireClient, limit: int
+) -> None:
+    error = await error_of(client, "sessions.list", {"limit": limit})
+    assert error["code"] == "INVALID_REQUEST"
+    assert error["message"] == (
+        f"sessions.list: limit {limit} is above the largest page (10000 rows); walk a longer"
+        " listing by cursor: pass each page's nextCursor as cursor until it is null"
+    )
+    assert error["details"]["errorClass"] == "PageTooLarge"
+    assert error["details"]["maxLimit"] == 10_000
+
+
+async def test_a_full_page_of_ten_thousand_is_served(client: WireClient, seed: Seeder) -> None:
+    seed.many(3)
+    page = await client.ok("sessions.list", {"limit": 10_000})
+    assert (page["count"], page["limitApplied"], page["hasMore"]) == (3, 10_000, False)
 
 
 async def test_filters(client: WireClient, seed: Seeder, clock: FakeClock) -> None:

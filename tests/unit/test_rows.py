@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import SessionCatalog
-from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
+from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions, derived_title
 from clawline.store.sqlite.store import SQLiteStore
 from clawline.testing import FakeClock
 
@@ -43,6 +47,9 @@ def test_encoded_rows_equal_plain_rows(catalog: SessionCatalog, options: RowOpti
         orjson.loads(orjson.dumps(fragment)) for fragment in builder.build_encoded(entries, options)
     ]
     assert encoded == plain
+    for _ in range(2):  # cold, then from the cached heads
+        assert orjson.loads(orjson.dumps(builder.build_array(entries, options))) == plain
+    assert orjson.loads(orjson.dumps(builder.build_array([], options))) == []
     by_key = {row["key"]: row for row in plain}
     assert by_key[MAIN]["childSessions"] == ["agent:main:subagent:b", "agent:main:subagent:a"]
     assert by_key["agent:main:subagent:a"]["hasActiveRun"] is True
@@ -79,3 +86,23 @@ def test_a_spawned_childs_title_names_its_task(catalog: SessionCatalog) -> None:
     by_key = {row["key"]: row for row in rows}
     assert by_key[child]["derivedTitle"] == "[Subagent Context] Review the API"
     assert by_key[MAIN]["derivedTitle"] == "hi there"  # other first messages stay as they are
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    created_at=st.one_of(
+        st.integers(0, 2**43 + 5), st.integers(1_780_000_000_000, 1_790_000_000_000)
+    )
+)
+def test_a_titles_day_is_the_days_utc_date(created_at: int) -> None:
+    entry = SessionEntry(
+        key=MAIN,
+        session_id="0123456789",
+        created_at=created_at,
+        updated_at=created_at,
+        root_session_key=MAIN,
+        trace_id="t",
+        lineage_path=(MAIN,),
+    )
+    day = dt.datetime.fromtimestamp(created_at / 1000, tz=dt.UTC).strftime("%Y-%m-%d")
+    assert derived_title(entry, None) == f"01234567 ({day})"

@@ -17,22 +17,17 @@ dicts (no pydantic models).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
-_ROLES = frozenset({"orchestrator", "leaf"})
-_SCOPES = frozenset({"children", "none"})
+from clawline.sessions.acp_rows import ROLES as _ROLES
+from clawline.sessions.acp_rows import SCOPES as _SCOPES
+from clawline.sessions.acp_rows import iso_time as iso_time
+from clawline.sessions.acp_rows import text as _text
+from clawline.sessions.acp_rows import without_cwd_prefix as _without_cwd_prefix
+
 _TEXT_KEYS = ("kind", "channel")
 _TRAILING_TEXT_KEYS = ("spawnedWorkspaceDir", "spawnedCwd", "rootSessionKey", "traceId")
-_CWD_PREFIX = "[Working directory: "
-
-
-def _text(value: object) -> str | None:
-    if value.__class__ is not str:
-        return None
-    trimmed = value.strip()
-    return trimmed or None
 
 
 def _lineage(value: object) -> dict[str, Any] | None:
@@ -80,51 +75,9 @@ def lineage_meta(row: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
-_MINUTES: dict[int, str] = {}
-"""``YYYY-MM-DDTHH:MM:`` by epoch minute: rows of one page are close in time, so formatting a
-row's timestamp is mostly a lookup (this runs once per listed row)."""
-
-
-def _minute(minute: int) -> str | None:
-    prefix = _MINUTES.get(minute)
-    if prefix is None:
-        try:
-            t = time.gmtime(minute * 60)
-        except (OverflowError, OSError, ValueError):
-            return None
-        if t.tm_year > 9999:
-            return None
-        prefix = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
-        if len(_MINUTES) >= 4096:
-            _MINUTES.clear()
-        _MINUTES[minute] = prefix
-    return prefix
-
-
-def iso_time(epoch_ms: object) -> str | None:
-    """``2026-11-30T02:58:04.120Z`` (JavaScript's ``toISOString``), or ``None``."""
-    if epoch_ms.__class__ is not int or epoch_ms < 0:
-        return None
-    minute, millis = divmod(epoch_ms, 60_000)
-    prefix = _minute(minute)
-    if prefix is None:
-        return None
-    seconds, millis = divmod(millis, 1000)
-    return f"{prefix}{seconds:02d}.{millis:03d}Z"
-
-
 def row_cwd(row: Mapping[str, Any], fallback: str) -> str:
     """``spawnedCwd ?? spawnedWorkspaceDir ?? fallback`` (the bridge's working directory)."""
     return _text(row.get("spawnedCwd")) or _text(row.get("spawnedWorkspaceDir")) or fallback
-
-
-def _without_cwd_prefix(title: str | None) -> str | None:
-    """A title derived from a prompt the bridge prefixed, without ``[Working directory: …]``;
-    ``None`` when nothing else fits in it (the gateway clips derived titles to 60 characters)."""
-    if title is None or not title.startswith(_CWD_PREFIX):
-        return title
-    end = title.find("] ")
-    return None if end < 0 else title[end + 2 :].strip() or None
 
 
 def row_title(row: Mapping[str, Any]) -> str:

@@ -56,6 +56,12 @@ STDIN_LIMIT = 50 * 1024 * 1024
 """Longest accepted message line (the SDK's default); a longer one is refused without being
 held whole (:mod:`clawline.acp.lines`)."""
 
+SWITCH_INTERVAL_S = 0.0005
+"""The interpreter's thread switch interval while the bridge serves (Python's default: 5 ms).
+The store thread of an in-process gateway builds listing pages in Python while the event loop
+answers the client; with the default, a request that arrives then waits up to 5 ms for the
+loop to get the interpreter back (every tenth ``session/list`` page of a walk did)."""
+
 Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 
 
@@ -170,6 +176,7 @@ async def serve_stdio(
     observers: Sequence[StreamObserver] = (),
 ) -> None:
     """Serve until stdin ends (or ``stop`` is set); turns still in flight are cancelled."""
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         reader, writer = await stdio_streams()
     except BaseException:

@@ -77,8 +77,26 @@ def derived_title(entry: SessionEntry, first_user_text: str | None) -> str:
     ):
         if isinstance(candidate, str) and candidate.strip():
             return _clip(candidate, DERIVED_TITLE_MAX)
-    day = dt.datetime.fromtimestamp(entry.created_at / 1000, tz=dt.UTC).strftime("%Y-%m-%d")
-    return f"{entry.session_id[:8]} ({day})"
+    return f"{entry.session_id[:8]} ({_day(entry.created_at)})"
+
+
+_DAYS: dict[int, str] = {}
+_DAY_MS = 86_400_000
+
+
+def _day(created_at: int) -> str:
+    """``YYYY-MM-DD`` (UTC) of an epoch-ms time, by a per-day cache: rows of one page are
+    mostly from a few days, and formatting a date costs more than the rest of a title."""
+    if created_at.__class__ is not int or not 0 <= created_at < 1 << 43:
+        return dt.datetime.fromtimestamp(created_at / 1000, tz=dt.UTC).strftime("%Y-%m-%d")
+    number = created_at // _DAY_MS
+    day = _DAYS.get(number)
+    if day is None:
+        day = dt.datetime.fromtimestamp(number * 86_400, tz=dt.UTC).strftime("%Y-%m-%d")
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        _DAYS[number] = day
+    return day
 
 
 _GROUP_MARKERS = frozenset({"group", "channel", "room"})
@@ -97,6 +115,45 @@ def _agent_and_kind(key: str) -> tuple[str, str]:
     ):
         return parts[1], "direct" if _GROUP_MARKERS.isdisjoint(parts[3:]) else "group"
     return keys.agent_id_of(key), keys.chat_kind(key)
+
+
+agent_and_kind = _agent_and_kind
+
+
+def _needs_head(entry: SessionEntry) -> bool:
+    """Whether :func:`derived_title` of ``entry`` may come from its transcript (no
+    displayName or subject answers it first)."""
+    for candidate in (entry.display_name, entry.extra.get("subject")):
+        if isinstance(candidate, str) and candidate.strip():
+            return False
+    return True
+
+
+def _first_user_text(events: Iterable[TranscriptEvent]) -> str | None:
+    return next(
+        (
+            event_text(event)
+            for event in events
+            if event.type == "message" and event.data.get("role") == "user"
+        ),
+        None,
+    )
+
+
+def first_user_texts(store: Store, batch: Sequence[SessionEntry]) -> list[str | None]:
+    """The first user message of each entry's transcript head, read (one query) only for the
+    entries whose :func:`derived_title` may come from it (``None`` for the others)."""
+    wanted = [entry.session_id for entry in batch if _needs_head(entry)]
+    if not wanted:
+        return [None] * len(batch)
+    heads = store.heads(wanted, HEAD_EVENTS)
+    return [_first_user_text(heads.get(entry.session_id, ())) for entry in batch]
+
+
+def derived_titles(store: Store, batch: Sequence[SessionEntry]) -> list[str]:
+    """:func:`derived_title` of each entry (see :func:`first_user_texts`)."""
+    firsts = first_user_texts(store, batch)
+    return [derived_title(entry, first) for entry, first in zip(batch, firsts, strict=True)]
 
 
 _DYNAMIC = frozenset({"hasActiveRun", "childSessions", "derivedTitle", "lastMessagePreview"})
@@ -174,6 +231,12 @@ def session_row(
     return row
 
 
+ACP_ROWS = 120_000
+"""Encoded ACP rows kept (:attr:`RowCache.acp`): as many as the store's entry cache keeps
+entries (:data:`clawline.store._sessions_table.ENTRY_CACHE_ROWS`), so a ``clawline acp`` walk
+over 100,000 sessions encodes each row once per change. An ACP row is ~350 bytes."""
+
+
 class RowCache:
     """Encoded static rows, reused while a session's entry is the very same object.
 
@@ -183,9 +246,14 @@ class RowCache:
     starts over.
     """
 
-    def __init__(self, capacity: int = 20_000) -> None:
+    def __init__(self, capacity: int = 20_000, acp_capacity: int = ACP_ROWS) -> None:
         self._capacity = capacity
         self._encoded: dict[str, tuple[SessionEntry, bytes]] = {}
+        self.acp: dict[str, tuple[SessionEntry, str | bool | None, str, bytes]] = {}
+        """Encoded ACP ``SessionInfo`` rows by key, with the entry, title source and fallback
+        cwd they were built from (:func:`clawline.sessions.acp_rows.encode_acp_rows`)."""
+        self.acp_capacity = acp_capacity
+        """At most this many :attr:`acp` rows (then it starts over)."""
 
     def static_head(self, entry: SessionEntry) -> bytes:
         """The encoded :func:`static_row` without its closing brace, ready for more members."""
@@ -226,21 +294,12 @@ class RowBuilder:
         """Run state, children, title and preview of each entry (a constant number of reads)."""
         children = self._store.child_keys([entry.key for entry in batch])
         ids = [entry.session_id for entry in batch]
-        heads = self._store.heads(ids, HEAD_EVENTS) if options.derived_titles else {}
+        titles: Sequence[str | None] = (
+            derived_titles(self._store, batch) if options.derived_titles else [None] * len(batch)
+        )
         lasts = self._store.lasts(ids) if options.last_message else {}
         out = []
-        for entry in batch:
-            title = None
-            if options.derived_titles:
-                first = next(
-                    (
-                        event_text(event)
-                        for event in heads.get(entry.session_id, ())
-                        if event.type == "message" and event.data.get("role") == "user"
-                    ),
-                    None,
-                )
-                title = derived_title(entry, first)
+        for entry, title in zip(batch, titles, strict=True):
             preview = None
             last = lasts.get(entry.session_id)
             if options.last_message and last is not None:
@@ -271,19 +330,36 @@ class RowBuilder:
     ) -> list[orjson.Fragment]:
         """The same rows as :meth:`build`, already encoded as JSON, reusing the cached
         encoding of every unchanged entry (for large listings)."""
-        batch = list(entries)
+        fragment = orjson.Fragment
+        return [fragment(b"".join(parts)) for parts in self._encoded_parts(list(entries), options)]
+
+    def build_array(
+        self, entries: Iterable[SessionEntry], options: RowOptions | None = None
+    ) -> orjson.Fragment:
+        """The JSON array of the rows of :meth:`build`, encoded at once: every unchanged
+        entry's cached encoding is copied once, into the array (for large listings)."""
+        out = [b"["]
+        for number, parts in enumerate(self._encoded_parts(list(entries), options)):
+            if number:
+                out.append(b",")
+            out.extend(parts)
+        out.append(b"]")
+        return orjson.Fragment(b"".join(out))
+
+    def _encoded_parts(
+        self, batch: list[SessionEntry], options: RowOptions | None
+    ) -> list[tuple[bytes, bytes]]:
+        """Each row's encoding in two parts: the cached static head and the rest."""
         if not batch:
             return []
         options = options or RowOptions()
         head_of = (self._cache or RowCache()).static_head
-        fragment = orjson.Fragment
         if options.derived_titles or options.last_message:
             extras = self._extras(batch, options)
             return [
-                fragment(
-                    head_of(entry)
-                    + b","
-                    + orjson.dumps(_dynamic_fields(active, children, title, preview))[1:]
+                (
+                    head_of(entry),
+                    b"," + orjson.dumps(_dynamic_fields(active, children, title, preview))[1:],
                 )
                 for entry, (active, children, title, preview) in zip(batch, extras, strict=True)
             ]
@@ -302,7 +378,7 @@ class RowBuilder:
                 )
             else:
                 tail = _BUSY_TAIL if active else _IDLE_TAIL
-            out.append(fragment(head_of(entry) + tail))
+            out.append((head_of(entry), tail))
         return out
 
     def one(self, entry: SessionEntry, options: RowOptions | None = None) -> JSONObject:

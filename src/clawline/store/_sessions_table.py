@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType, MemberDescriptorType
 from typing import Any
 
+import orjson
+
 from clawline import keys
 from clawline.records.session import SessionEntry
 from clawline.store.base import decode_path, encode_path
@@ -115,6 +117,14 @@ def _load(value: Any) -> Mapping[str, JSON]:
     if value is None:
         return _EMPTY
     if isinstance(value, str):
+        # orjson reads what _dump wrote ~3x faster; what it refuses (NaN, integers beyond 64
+        # bits, lone surrogates, …) is read by the json module, exactly as before.
+        try:
+            fast: Mapping[str, JSON] = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return fast
         # raw_decode skips decode()'s two whitespace regex matches (a third of the cost for a
         # small object); the text was written compactly by _dump, and anything else (trailing
         # text included) goes through decode() so it is refused exactly as before.
@@ -181,6 +191,13 @@ entry_from_row: Callable[[Sequence[Any]], SessionEntry] = (
 """Build an entry from a row selected with :data:`SELECT_COLUMNS`."""
 
 
+ENTRY_CACHE_ROWS = 120_000
+"""Entries an :class:`EntryCache` keeps: enough for a whole listing of 100,000 sessions, so a
+second walk (``clawline acp``'s ``session/list``) reads only each page's revisions and
+decodes no row that did not change (and the listing's row caches, keyed by entry identity,
+hit). An entry is ~0.6 KB: the cache stays below ~70 MB."""
+
+
 class EntryCache:
     """Hands back the same :class:`SessionEntry` for a row whose ``revision`` has not changed
     since it was last read.
@@ -193,7 +210,7 @@ class EntryCache:
     revisions first (and only the changed rows in full) is worth a second query.
     """
 
-    def __init__(self, capacity: int = 20_000) -> None:
+    def __init__(self, capacity: int = ENTRY_CACHE_ROWS) -> None:
         self._capacity = capacity
         self._rows: dict[str, tuple[int, SessionEntry]] = {}
         self._hit_rate = 0.0

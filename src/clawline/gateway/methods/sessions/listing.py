@@ -9,6 +9,15 @@ Two ways to page:
   during a walk are neither skipped nor repeated; it cannot be combined with an offset.
 
 The first page (no cursor, offset 0) carries both ``nextOffset`` and ``nextCursor``.
+
+A page holds at most :data:`MAX_LIST_LIMIT` rows; a larger ``limit`` is refused
+(:class:`PageTooLarge`) with a message that says to walk by ``cursor``.
+
+``acpCwd`` (for ``clawline acp``): rows in ACP ``SessionInfo`` form, built from the entries
+and answered as ``acpPages``: ``[[<JSON text of a SessionInfo array>, <cursor after it>], …]``
+(pages of ``acpPageSize`` rows), which the bridge splices into its answers
+(:mod:`clawline.sessions.acp_rows`); a keyset page then costs no count and no children or
+run-state reads.
 """
 
 from __future__ import annotations
@@ -26,9 +35,10 @@ from clawline.gateway.params import P
 from clawline.gateway.registry import Call, MethodRegistry
 from clawline.pairing.scopes import READ
 from clawline.records.session import SessionEntry
+from clawline.sessions.acp_rows import encode_acp_rows
 from clawline.sessions.catalog import MAX_LIST_LIMIT, SessionCatalog
 from clawline.sessions.changes import MAX_STORED_INT
-from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions
+from clawline.sessions.listing_rows import RowBuilder, RowCache, RowOptions, first_user_texts
 from clawline.store.base import SessionQuery
 from clawline.store.cursor import MAX_CURSOR_LENGTH, CursorCodec, Position
 from clawline.types import JSON
@@ -46,7 +56,7 @@ _KEY = P.string(max_len=keys.MAX_KEY_LENGTH)
 _FLAG = P.boolean()
 
 LIST_SCHEMA = {
-    "limit": P.integer(min=1, max=MAX_LIST_LIMIT),
+    "limit": P.integer(min=1),
     "offset": P.integer(min=0, max=MAX_STORED_INT),
     "activeMinutes": P.integer(min=1),
     "activeOnly": _FLAG,
@@ -68,7 +78,21 @@ LIST_SCHEMA = {
     "excludeSystem": _FLAG,
     "archived": P.anything(),
     "archivedFilter": P.string(choices=("active", "all", "archived")),
+    "acpCwd": P.string(max_len=4096),
+    "acpPageSize": P.integer(min=1, max=MAX_LIST_LIMIT),
 }
+
+
+class PageTooLarge(GatewayError):
+    """A ``limit`` above :data:`MAX_LIST_LIMIT`: longer listings are walked by cursor."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"sessions.list: limit {limit} is above the largest page ({MAX_LIST_LIMIT} rows);"
+            " walk a longer listing by cursor: pass each page's nextCursor as cursor until it"
+            " is null",
+            details={"maxLimit": MAX_LIST_LIMIT},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +110,10 @@ class ListPlan:
     """``configuredAgentsOnly``: the agents whose sessions are kept (rows of no agent, such as
     ``global``, stay as the include flags say); ``None`` keeps every agent's."""
     options: RowOptions = field(default_factory=RowOptions)
+    acp_cwd: str | None = None
+    """``acpCwd``: answer ACP ``SessionInfo`` rows, with this cwd for rows that have none."""
+    acp_page_size: int | None = None
+    """``acpPageSize``: split those rows in pages of this many (``None``: one page)."""
 
     @property
     def scans(self) -> bool:
@@ -95,8 +123,10 @@ class ListPlan:
 
 @dataclass(frozen=True, slots=True)
 class ListOutcome:
-    rows: list[orjson.Fragment]
-    """Already encoded (see :meth:`RowBuilder.build_encoded`)."""
+    rows: orjson.Fragment
+    """The JSON array of the rows, already encoded (see :meth:`RowBuilder.build_array`); with
+    ``acpCwd``, the JSON text of the ``SessionInfo`` array (a string)."""
+    count: int
     total: int
     has_more: bool
     next_offset: int | None
@@ -209,6 +239,19 @@ def run_listing(
     cache: RowCache | None = None,
 ) -> ListOutcome:
     """Page, count and build rows (blocking: runs on the store thread)."""
+    if plan.acp_cwd is not None and not plan.scans and plan.offset == 0:
+        # The bridge's walk: a keyset page, nothing counted, no children or run state read.
+        page = catalog.page(plan.query, limit=plan.limit, cursor=plan.cursor)
+        return _acp_outcome(
+            catalog,
+            plan,
+            page.entries,
+            -1,
+            page.next_cursor is not None,
+            None,
+            page.next_cursor,
+            cache,
+        )
     keyset = plan.cursor is not None
     stopped_at: SessionEntry | None = None
     next_cursor: str | None = None
@@ -232,8 +275,54 @@ def run_listing(
         if not has_more:
             next_cursor = None
     next_offset = plan.offset + len(entries) if has_more and not keyset else None
-    rows = RowBuilder(catalog.store, is_active, cache).build_encoded(entries, plan.options)
-    return ListOutcome(rows, total, has_more, next_offset, next_cursor)
+    if plan.acp_cwd is not None:
+        return _acp_outcome(
+            catalog, plan, entries, total, has_more, next_offset, next_cursor, cache
+        )
+    rows = RowBuilder(catalog.store, is_active, cache).build_array(entries, plan.options)
+    return ListOutcome(rows, len(entries), total, has_more, next_offset, next_cursor)
+
+
+def _acp_outcome(
+    catalog: SessionCatalog,
+    plan: ListPlan,
+    entries: list[SessionEntry],
+    total: int,
+    has_more: bool,
+    next_offset: int | None,
+    next_cursor: str | None,
+    cache: RowCache | None,
+) -> ListOutcome:
+    """``acpPages``: the page split in pages of ``plan.acp_page_size`` rows, each the JSON text
+    of its ``SessionInfo`` array and the cursor after it (the last: ``next_cursor``)."""
+    assert plan.acp_cwd is not None
+    firsts = first_user_texts(catalog.store, entries) if plan.options.derived_titles else None
+    size = plan.acp_page_size or max(1, len(entries))
+    pages: list[tuple[str, str | None]] = []
+    for start in range(0, len(entries), size):
+        end = min(start + size, len(entries))
+        text = encode_acp_rows(
+            entries[start:end],
+            None if firsts is None else firsts[start:end],
+            plan.acp_cwd,
+            cache,
+        )
+        after = (
+            next_cursor
+            if end == len(entries)
+            else _cursor_at(catalog, plan.query, entries[end - 1])
+        )
+        pages.append((text, after))
+    if not pages:
+        pages.append(("[]", next_cursor))
+    return ListOutcome(
+        orjson.Fragment(orjson.dumps(pages)),
+        len(entries),
+        total,
+        has_more,
+        next_offset,
+        next_cursor,
+    )
 
 
 def plan_from(call: Call) -> ListPlan:
@@ -248,13 +337,16 @@ def plan_from(call: Call) -> ListPlan:
             "sessions.list: cursor and offset cannot be combined (a cursor already says where "
             "the page starts; send offset 0 or leave it out)"
         )
+    limit = params.get("limit", DEFAULT_LIMIT)
+    if limit > MAX_LIST_LIMIT:
+        raise PageTooLarge(limit)
     archived = params.get("archived")
     if archived is not None and not (isinstance(archived, bool) or archived == "all"):
         raise GatewayError('invalid sessions.list params: archived must be a boolean or "all"')
     return ListPlan(
         query=build_query(call, params),
         archived_only=archived is True or params.get("archivedFilter") == "archived",
-        limit=params.get("limit", DEFAULT_LIMIT),
+        limit=limit,
         offset=offset,
         cursor=cursor,
         active_only=bool(params.get("activeOnly")),
@@ -263,6 +355,8 @@ def plan_from(call: Call) -> ListPlan:
             derived_titles=bool(params.get("includeDerivedTitles")),
             last_message=bool(params.get("includeLastMessage")),
         ),
+        acp_cwd=params.get("acpCwd"),
+        acp_page_size=params.get("acpPageSize"),
     )
 
 
@@ -280,15 +374,25 @@ async def sessions_list(call: Call) -> JSON:
     plan = plan_from(call)
     gateway = call.gateway
     if plan.archived_only:
-        outcome = ListOutcome([], 0, False, None, None)
+        empty = orjson.Fragment(b'[["[]",null]]' if plan.acp_cwd is not None else b"[]")
+        outcome = ListOutcome(empty, 0, 0, False, None, None)
     else:
         outcome = await gateway.workers.run(
             run_listing, gateway.catalog, plan, gateway.runs.has_active_run, gateway.row_cache
         )
+    if plan.acp_cwd is not None:
+        return {
+            "ts": gateway.clock.now_ms(),
+            "count": outcome.count,
+            "limitApplied": plan.limit,
+            "hasMore": outcome.has_more,
+            "nextCursor": outcome.next_cursor,
+            "acpPages": cast(JSON, outcome.rows),
+        }
     return {
         "ts": gateway.clock.now_ms(),
         "path": gateway.store.location,
-        "count": len(outcome.rows),
+        "count": outcome.count,
         "totalCount": outcome.total,
         "limitApplied": plan.limit,
         "hasMore": outcome.has_more,
