@@ -216,6 +216,7 @@ class Runtime:
         )
         self.runs.on_run_end(self.announcer.run_ended)
         self.runs.on_run_end(self.subagents.run_ended)
+        self.runs.on_end_write(self.subagents.end_write)
         self.announcer.on_delivery_done(self.subagents.delivery_done)
         self.announcer.on_recovered(self.subagents.adopt_deferred)
         self.thread_bindings = ThreadBindings(

@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TypeAlias
 
 from clawline import keys
 from clawline.agents.chat_history import read_messages
@@ -38,7 +38,7 @@ from clawline.errors import SessionNotFound
 from clawline.events import DomainEvents, RunEnded, SessionChanged
 from clawline.records.outbox import OutboxItem
 from clawline.records.transcript import TranscriptEvent, message_json
-from clawline.sessions.catalog import Cause
+from clawline.sessions.catalog import CatalogTransaction, Cause
 from clawline.types import JSON, JSONObject, SessionStatus
 
 if TYPE_CHECKING:
@@ -62,6 +62,28 @@ class _Ending:
     usage: Mapping[str, JSON] | None = None
 
 
+EndWrite: TypeAlias = Callable[[CatalogTransaction], None]
+"""A write that joins a run's end transaction (:meth:`RunExecution._end_now`)."""
+EndWriter: TypeAlias = Callable[[Run, RunOutcome], EndWrite | None]
+"""Asked on the loop as a run ends: the write to add to its end transaction, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """What a run's end transaction writes."""
+
+    run: Run
+    data: JSONObject | None
+    """The assistant message (``None``: nothing to store)."""
+    text: str
+    status: JSONObject | None
+    """The session's end status (``None``: left to the run beside this one)."""
+    outcome: RunOutcome
+    key_store: RunKeys | None
+    ended: RunEnded
+    writes: list[EndWrite] = field(default_factory=list)
+
+
 def _consume(task: asyncio.Task[RunOutput]) -> None:
     if not task.cancelled():
         task.exception()
@@ -81,6 +103,7 @@ class RunExecution:
         concurrent: Callable[[Run], bool] = lambda run: False,
         on_first_run: Callable[[Run], Awaitable[None]] | None = None,
         keys: RunKeys | None = None,
+        end_writers: list[EndWriter] | None = None,
     ) -> None:
         self._catalog = catalog
         self._store = store
@@ -96,6 +119,9 @@ class RunExecution:
         """Awaited before the runner when the session had not run before (new or reset)."""
         self._keys = keys
         """Where a run's idempotency outcome is stored, with the session's end status."""
+        self._end_writers = end_writers if end_writers is not None else []
+        """Asked for the writes that join each run's end transaction (shared with the run
+        manager, which registers them)."""
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
@@ -241,7 +267,7 @@ class RunExecution:
 
     async def _finish(self, run: Run, stream: RunStream, ending: _Ending) -> None:
         stream.close()
-        event: TranscriptEvent | None = None
+        data: JSONObject | None = None
         if ending.status == "done" or ending.text:
             data = assistant_message(
                 ending.text,
@@ -249,30 +275,9 @@ class RunExecution:
                 usage=ending.usage,
                 extra={"runId": run.run_id},
             )
-            try:
-                event = await self._workers.run(self._store_reply, run, data, ending.text)
-            except Exception as error:
-                log.warning("run %s: assistant message not stored: %s", run.run_id, error)
-        message: JSONObject | None = None
-        if event is not None:
-            message = message_json(event)
-        elif ending.text:
-            message = stream.partial_message()
+        partial = stream.partial_message() if ending.text else None
         ended_at = self._clock.now_ms()
         started_at = run.started_at or ended_at
-        self._events.publish(
-            RunEnded(
-                run.run_id,
-                run.session_key,
-                status=ending.status,
-                stop_reason=ending.stop_reason,
-                started_at=started_at,
-                ended_at=ended_at,
-                message=message,
-                error=ending.error,
-                usage=ending.usage,
-            )
-        )
         outcome = self._outcome(run, ending, ended_at=ended_at)
         status: JSONObject | None = None
         if not self._concurrent(run):
@@ -283,36 +288,97 @@ class RunExecution:
                 "abortedLastRun": ending.status in ("killed", "timeout"),
             }
         phase = "error" if ending.status == "failed" else "end"
+        ended = RunEnded(
+            run.run_id,
+            run.session_key,
+            status=ending.status,
+            stop_reason=ending.stop_reason,
+            started_at=started_at,
+            ended_at=ended_at,
+            message=partial,
+            error=ending.error,
+            usage=ending.usage,
+        )
+        writes = [write for prepare in self._end_writers if (write := prepare(run, outcome))]
         run.state = RunState.ENDED  # the session's row no longer counts it as active
+        key_store = self._keys if run.key_pending and status is not None else None
+        end = _End(run, data, ending.text, status, outcome, key_store, ended, writes)
+        cause = Cause("send", phase, run.run_id)
         told = False
         try:
-            told = await self._write_end(run, status, outcome, Cause("send", phase, run.run_id))
+            told = await self._workers.run(self._end_now, end, cause)
         except Exception as error:
-            log.warning("run %s: end status not stored: %s", run.run_id, error)
+            if not writes:
+                log.warning("run %s: end not stored: %s", run.run_id, error)
+                self._events.publish(ended)
+            else:  # the run's own end, at least; the end hooks write their part themselves
+                log.warning("run %s: end not stored with its writers' part: %s", run.run_id, error)
+                try:
+                    told = await self._workers.run(self._end_now, replace(end, writes=[]), cause)
+                except Exception as again:
+                    log.warning("run %s: end not stored: %s", run.run_id, again)
+                    self._events.publish(ended)
+                else:
+                    run.key_pending = run.key_pending and key_store is None
+        else:
+            run.end_written = True
+            run.key_pending = run.key_pending and key_store is None
         if not told:  # nothing committed to carry the news: tell it without an entry
             self._events.publish(SessionChanged(run.session_key, "send", phase, run_id=run.run_id))
         self._on_ended(run, outcome)
 
-    def _store_reply(self, run: Run, data: JSONObject, text: str) -> TranscriptEvent:
-        """The assistant message, and — for a run whose reply goes to a channel — its outbox
-        row, in one transaction: the reply is stored and queued together or not at all."""
+    def _end_now(self, end: _End, cause: Cause) -> bool:
+        """The run's end in one transaction: the assistant message (and, for a run whose reply
+        goes to a channel, its outbox row: stored and queued together or not at all), the
+        session's end status with the run's idempotency outcome, and what the end writers
+        (:meth:`RunManager.on_end_write`) add — a sub-agent's record end, its task's terminal
+        status and its requester's inbox row. Told in order once it commits: the message, the
+        run's end, the session's change. Whether the session's change was told (``False``:
+        the run's session is gone, or its status is left to a run beside it)."""
+        run = end.run
+        told = False
         with self._catalog.transaction() as work:
-            event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
-            target = run.delivery
-            shown = visible_text(text)  # a person reads it: no thinking, no tool-call markup
-            if target is not None and shown and shown not in SILENT_TOKENS:
-                work.queue_outbox(
-                    OutboxItem(
-                        target=target,
-                        text=shown,
-                        kind=run.delivery_kind,
-                        dedupe_key=f"{run.delivery_kind}:{run.run_id}@{target.describe()}",
-                        created_at=event.ts,
-                        session_key=run.session_key,
-                        run_id=run.run_id,
-                        next_attempt_at=event.ts,
-                    )
+            ended = end.ended
+            if end.data is not None:
+                try:
+                    event = self._append_reply(work, run, end.data, end.text)
+                except SessionNotFound:  # deleted mid-run; the end is still told
+                    log.info("run %s: session gone, assistant message not stored", run.run_id)
+                else:
+                    ended = replace(ended, message=message_json(event))
+            work.tell(ended)
+            if end.status is not None:
+                try:
+                    work.patch(run.session_key, end.status, create=False, cause=cause)
+                except SessionNotFound:  # deleted mid-run; its key still gets the outcome
+                    log.info("run %s: session gone, end status not stored", run.run_id)
+                else:
+                    told = True
+            if end.key_store is not None:
+                end.key_store.settle(work.tx, run, end.outcome)
+            for write in end.writes:
+                write(work)
+        return told
+
+    def _append_reply(
+        self, work: CatalogTransaction, run: Run, data: JSONObject, text: str
+    ) -> TranscriptEvent:
+        event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
+        target = run.delivery
+        shown = visible_text(text)  # a person reads it: no thinking, no tool-call markup
+        if target is not None and shown and shown not in SILENT_TOKENS:
+            work.queue_outbox(
+                OutboxItem(
+                    target=target,
+                    text=shown,
+                    kind=run.delivery_kind,
+                    dedupe_key=f"{run.delivery_kind}:{run.run_id}@{target.describe()}",
+                    created_at=event.ts,
+                    session_key=run.session_key,
+                    run_id=run.run_id,
+                    next_attempt_at=event.ts,
                 )
+            )
         return event
 
     def _outcome(self, run: Run, ending: _Ending, *, ended_at: int | None = None) -> RunOutcome:
@@ -328,40 +394,6 @@ class RunExecution:
             error=ending.error,
             usage=ending.usage,
         )
-
-    async def _write_end(
-        self, run: Run, status: JSONObject | None, outcome: RunOutcome, cause: Cause
-    ) -> bool:
-        """The session's end ``status`` and the run's idempotency outcome, in one transaction
-        that also tells the change (``cause``); whether it did. A run beside another one
-        (``status`` ``None``) writes neither: the status is left to the other run, and the
-        manager stores the outcome once this run has ended, so that the other run, ending
-        too, sees this one as ended rather than still running."""
-        if status is None:
-            return False
-        key_store = self._keys if run.key_pending else None
-        told = await self._workers.run(self._end_now, run, status, outcome, key_store, cause)
-        run.key_pending = False
-        return told
-
-    def _end_now(
-        self,
-        run: Run,
-        status: JSONObject,
-        outcome: RunOutcome,
-        key_store: RunKeys | None,
-        cause: Cause,
-    ) -> bool:
-        told = True
-        with self._catalog.transaction() as work:
-            try:
-                work.patch(run.session_key, status, create=False, cause=cause)
-            except SessionNotFound:  # deleted mid-run; its key still gets the outcome
-                log.info("run %s: session gone, end status not stored", run.run_id)
-                told = False
-            if key_store is not None:
-                key_store.settle(work.tx, run, outcome)
-        return told
 
     async def _write_status(self, run: Run, cause: Cause, **changes: JSON) -> bool:
         """Patch the run's session, telling it as ``cause``; whether it had never run before

@@ -153,6 +153,8 @@ class Run:
     owned: bool = False
     """The store names this process's gateway instance as the run's owner (``run_owners``),
     until the run's end hooks are done (:mod:`clawline.instances`)."""
+    end_written: bool = False
+    """The run's end transaction committed (with what the end writers added to it)."""
     state: RunState = RunState.PENDING
     started_at: int | None = None
     stop: StopRequest | None = None

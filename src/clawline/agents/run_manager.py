@@ -18,6 +18,8 @@
   :mod:`clawline.agents.lanes`).
 - :meth:`on_run_end` registers a hook called once per run when its end is written; a hook may
   return a coroutine, which runs as a task that :meth:`shutdown` waits for.
+- :meth:`on_end_write` registers a writer whose write joins the transaction that stores each
+  run's reply and end status (a sub-agent's record end, task status and inbox row).
 - :meth:`on_first_run` registers a coroutine function awaited when the first run of a session
   (new, or reset since) starts, before its runner (plugins' ``session_start``).
 - :meth:`abort` ends queued and running runs (``killed``); :meth:`shutdown` cancels the
@@ -54,7 +56,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from clawline import keys
-from clawline.agents.execution import RunExecution
+from clawline.agents.execution import EndWriter, RunExecution
 from clawline.agents.handoff import (
     HANDOFF_BATCH,
     REMOTE_POLL_S,
@@ -172,6 +174,7 @@ class RunManager:
         ``None``: always here."""
         self._handoff_hooks: list[Callable[[StoreTransaction, Run, str], bool]] = []
         self._adopt_hooks: list[Callable[[HandedRun], None]] = []
+        self._end_writers: list[EndWriter] = []
         self._execution = RunExecution(
             catalog=catalog,
             store=store,
@@ -183,6 +186,7 @@ class RunManager:
             concurrent=lambda run: self._lanes.running_besides(run),
             on_first_run=self._first_run,
             keys=self._keys,
+            end_writers=self._end_writers,
         )
         limits = {"subagent": config.defaults.subagents.max_concurrent}
         self._lanes = SessionLanes(self._execution.execute, self._execution.fail, limits)
@@ -632,6 +636,14 @@ class RunManager:
         session no longer counts the run as active). A returned awaitable runs as a task;
         :meth:`shutdown` waits for those tasks."""
         self._end_hooks.append(hook)
+
+    def on_end_write(self, writer: EndWriter) -> None:
+        """Ask ``writer(run, outcome)``, on the loop, as each run that ran ends: a write it
+        returns joins the transaction that stores the run's reply and end status (a
+        sub-agent's record end, task status and inbox row commit with its session's end). If
+        that transaction fails, nothing of it is written and ``run.end_written`` stays
+        false: the run-end hooks then know to write their part themselves."""
+        self._end_writers.append(writer)
 
     def _hook_done(self, task: asyncio.Future[None]) -> None:
         self._hook_tasks.discard(task)

@@ -48,6 +48,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clawline import keys
+from clawline.agents.execution import EndWrite
 from clawline.agents.lifecycle_hooks import ended_outcome, fire_subagent_ended
 from clawline.agents.run import Run, RunOutcome
 from clawline.channels.thread_bindings.planner import ThreadPlan
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
     from clawline.collab.announce import Announcer
     from clawline.config import AgentsConfig
     from clawline.plugins.manager import PluginManager
-    from clawline.sessions.catalog import SessionCatalog
+    from clawline.sessions.catalog import CatalogTransaction, SessionCatalog
     from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers
     from clawline.tasks.registry import TaskRegistry
@@ -143,6 +144,9 @@ class SubagentRegistry:
         self._unstored: set[str] = set()
         """Deferred orchestrators whose latest outcome is not in the store yet (it is stored
         once they have to wait)."""
+        self._ended_in_end: dict[str, tuple[tuple[SubagentRun | None, str | None], Ending]] = {}
+        """Records :meth:`end_write` ended in their run's end transaction (written on the store
+        worker, taken by :meth:`run_ended` once that transaction has committed)."""
         self._settling: set[asyncio.Task[None]] = set()
         """Deferred orchestrators being looked at again (this registry owns the tasks)."""
 
@@ -264,8 +268,41 @@ class SubagentRegistry:
 
     # --- completion ------------------------------------------------------------------------
 
+    def end_write(self, run: Run, outcome: RunOutcome) -> EndWrite | None:
+        """The run manager's end writer: a watched child's run that ends with nothing of its
+        own pending ends its record (its task's terminal status, its requester's inbox row) in
+        the transaction that stores the run's end. Anything else — a child that may have to
+        wait for its own children, a run cut off by the shutdown — is left to
+        :meth:`run_ended`."""
+        key = run.session_key
+        if run.run_id not in self._watched or key in self._deferred or key in self._waited:
+            return None
+        if self._runs.closed and outcome.status == "killed":
+            return None
+        done = outcome.status == "done"
+        if done and self._announcer.delivering_to(key):
+            return None
+        ending = ending_of(outcome.status, outcome.error)
+        result = result_text(outcome.text)
+
+        def write(work: CatalogTransaction) -> None:
+            if done and work.tx.runs.has_pending(key):
+                return  # its descendants are pending: run_ended defers it
+            self._ended_in_end[run.run_id] = (
+                self._end_in(work, run.run_id, ending, result, outcome.usage, None),
+                ending,
+            )
+
+        return write
+
     def run_ended(self, run: Run, outcome: RunOutcome) -> Awaitable[None] | None:
-        """The run-end hook: a watched child's end ends its record (or defers it)."""
+        """The run-end hook: a watched child's end ends its record (or defers it), unless
+        its end transaction did already (:meth:`end_write`)."""
+        written = self._ended_in_end.pop(run.run_id, None)
+        if written is not None and run.end_written:
+            self._watched.discard(run.run_id)
+            (ended, requester), ending = written
+            return self._completed(run.run_id, ended, requester, ending)
         if run.run_id in self._watched:
             self._watched.discard(run.run_id)
             record_run_id = run.run_id
@@ -392,22 +429,28 @@ class SubagentRegistry:
             except ClawlineError as error:
                 log.warning("end of run %s not written (try %d): %s", run_id, attempt, error)
                 continue
-            if requester is not None:
-                self._announcer.kick(requester)
-            if ended is not None:
-                await fire_subagent_ended(
-                    ended, ended_outcome(ending.task_status), ending.error, plugins=self._plugins
-                )
-            if ended is not None:
-                parent: str | None = ended.requester_session_key
-            elif self._deferred:  # ended elsewhere (a kill): whose child was it?
-                parent = await self._workers.run(self._requester_of, run_id)
-            else:
-                parent = None
-            if parent is not None and parent in self._deferred:
-                await self._settle(parent)
+            await self._completed(run_id, ended, requester, ending)
             return
         log.error("end of subagent run %s was never written; recovery will mark it lost", run_id)
+
+    async def _completed(
+        self, run_id: str, ended: SubagentRun | None, requester: str | None, ending: Ending
+    ) -> None:
+        """After a record's end committed: wake the dispatcher, tell the plugins, and let a
+        deferred requester look again."""
+        if requester is not None:
+            self._announcer.kick(requester)
+        if ended is not None:
+            await fire_subagent_ended(
+                ended, ended_outcome(ending.task_status), ending.error, plugins=self._plugins
+            )
+            parent: str | None = ended.requester_session_key
+        elif self._deferred:  # ended elsewhere (a kill): whose child was it?
+            parent = await self._workers.run(self._requester_of, run_id)
+        else:
+            parent = None
+        if parent is not None and parent in self._deferred:
+            await self._settle(parent)
 
     def _complete_now(
         self,
@@ -417,28 +460,37 @@ class SubagentRegistry:
         usage: Mapping[str, JSON] | None,
         runtime_ms: int | None,
     ) -> tuple[SubagentRun | None, str | None]:
-        """The record ended (``None`` when it was not active) and the requester to kick."""
         with self._catalog.transaction() as work:
-            record = work.tx.runs.get(run_id)
-            if record is None or not record.active:
-                return None, None
-            now = self._clock.now_ms()
-            item = end_record(
-                work,
-                record,
-                ending,
-                store=self._store,
-                tasks=self._tasks,
-                config=self._config,
-                result=result,
-                usage=usage,
-                runtime_ms=(
-                    runtime_ms
-                    if runtime_ms is not None
-                    else now - (record.started_at or record.created_at)
-                ),
-                now=now,
-            )
+            return self._end_in(work, run_id, ending, result, usage, runtime_ms)
+
+    def _end_in(
+        self,
+        work: CatalogTransaction,
+        run_id: str,
+        ending: Ending,
+        result: str,
+        usage: Mapping[str, JSON] | None,
+        runtime_ms: int | None,
+    ) -> tuple[SubagentRun | None, str | None]:
+        """The record ended (``None`` when it was not active) and the requester to kick."""
+        record = work.tx.runs.get(run_id)
+        if record is None or not record.active:
+            return None, None
+        now = self._clock.now_ms()
+        if runtime_ms is None:
+            runtime_ms = now - (record.started_at or record.created_at)
+        item = end_record(
+            work,
+            record,
+            ending,
+            store=self._store,
+            tasks=self._tasks,
+            config=self._config,
+            result=result,
+            usage=usage,
+            runtime_ms=runtime_ms,
+            now=now,
+        )
         return record, None if item is None else item.requester_session_key
 
     def _requester_of(self, run_id: str) -> str | None:

@@ -19,6 +19,11 @@ _CONTROLLER = "coalesce(controller_session_key, requester_session_key)"
 _COUNT_ACTIVE = (
     "SELECT count(*) FROM subagent_runs WHERE requester_session_key = ? AND ended_at IS NULL"
 )
+_HAS_PENDING = (
+    "SELECT EXISTS (SELECT 1 FROM subagent_runs WHERE requester_session_key = ?"
+    " AND ended_at IS NULL) OR EXISTS (SELECT 1 FROM announce_inbox"
+    " WHERE requester_session_key = ? AND delivered_at IS NULL)"
+)
 _BY_SPAWN_KEY = f"{_SELECT} WHERE requester_session_key = ? AND spawn_key = ?"
 _UNANSWERED = f"coalesce(instance_id, '') NOT IN ({RUNNING_INSTANCES})"
 
@@ -155,6 +160,10 @@ class SqlRunWrites(_RunSql, RunWrites):
         self._d.lock(self._execute, SPAWN_LOCK_CLASS, requester_session_key)
         rows = self._execute(self._d.q(_COUNT_ACTIVE), [requester_session_key])
         return int(rows[0][0])
+
+    def has_pending(self, requester_session_key: str) -> bool:
+        rows = self._execute(self._d.q(_HAS_PENDING), [requester_session_key] * 2)
+        return bool(rows[0][0])
 
     def by_spawn_key(self, requester_session_key: str, spawn_key: str) -> SubagentRun | None:
         found = self._runs(

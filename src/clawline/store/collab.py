@@ -208,6 +208,11 @@ class RunWrites(abc.ABC):
         cannot race. Take it at the same point in every transaction (e.g. first)."""
 
     @abc.abstractmethod
+    def has_pending(self, requester_session_key: str) -> bool:
+        """Whether the requester has an active child run or an undelivered inbox row (one
+        statement: a finishing orchestrator looks before its record may end)."""
+
+    @abc.abstractmethod
     def adopt(self, run_id: str) -> bool:
         """Make this transaction's instance answer for the active record ``run_id`` if no
         running instance does; whether it does now (of concurrent adopters, one wins)."""
