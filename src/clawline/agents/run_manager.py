@@ -106,7 +106,7 @@ from clawline.types import JSONObject
 if TYPE_CHECKING:
     from clawline.clock import Clock
     from clawline.events import DomainEvents
-    from clawline.sessions.catalog import SessionCatalog
+    from clawline.sessions.catalog import CatalogTransaction, SessionCatalog
     from clawline.store.base import Store, StoreTransaction
     from clawline.store.workers import StoreWorkers
 
@@ -268,13 +268,17 @@ class RunManager:
         bypass_queue: bool = False,
         existing_message_seq: int | None = None,
         place: bool = False,
+        prepare: Callable[[CatalogTransaction], None] | None = None,
     ) -> SendAck:
         """Accept a message for a session; see the module docstring. ``bypass_queue`` runs it
         on the session's nested lane, beside (not behind) the session's other runs.
         ``place``: a spawned child's first run, which may run on the least loaded instance of
         a shared store (:mod:`clawline.agents.handoff`).
         ``existing_message_seq``: ``message`` is already the transcript's message at that seq
-        (the session must exist); it is neither appended nor published again."""
+        (the session must exist); it is neither appended nor published again.
+        ``prepare(work)`` writes first in the transaction that accepts the run (a spawn's
+        child, record and task: the child is created and started together or not at all); what
+        it raises is raised here, with nothing written."""
         if self._closed:
             raise RunsClosed("the gateway is shutting down; no new runs are accepted")
         key = self._catalog.canonical(session_key)
@@ -315,7 +319,7 @@ class RunManager:
         )
         self._active[dedupe] = run
         # Shielded: once the key is reserved, a cancelled caller must not leave half a send.
-        accepting = self._spawn(self._accept(run))
+        accepting = self._spawn(self._accept(run, prepare))
         try:
             ack = await asyncio.shield(accepting)
         except asyncio.CancelledError:
@@ -354,7 +358,12 @@ class RunManager:
             done=run.done,
         )
 
-    def _prepare_now(self, run: Run, data: JSONObject) -> _Prepared | IdempotencyRecord:
+    def _prepare_now(
+        self,
+        run: Run,
+        data: JSONObject,
+        prepare: Callable[[CatalogTransaction], None] | None = None,
+    ) -> _Prepared | IdempotencyRecord:
         """On the store thread, in one transaction: claim the run's idempotency key, create
         the entry when missing, decide where the run runs, record its owner, append the user
         message (and the handoff, when it runs elsewhere). A key the store already holds is
@@ -362,6 +371,8 @@ class RunManager:
         key = run.session_key
         with self._catalog.transaction() as work:
             tx = work.tx
+            if prepare is not None:
+                prepare(work)
             held = self._keys.claim(tx, run)
             if held is not None:
                 return held
@@ -406,13 +417,15 @@ class RunManager:
         request = handoff_request(run, key_stored=key_stored, watch=watch)
         tx.handoffs.add(run.run_id, run.session_key, target, self._clock.now_ms(), request)
 
-    async def _accept(self, run: Run) -> SendAck:
+    async def _accept(
+        self, run: Run, prepare: Callable[[CatalogTransaction], None] | None
+    ) -> SendAck:
         data = user_message(run.message, run.attachments)
         data["runId"] = run.run_id
         prepared: _Prepared | IdempotencyRecord
         try:
             if run.message_seq is None:
-                prepared = await self._workers.run(self._prepare_now, run, data)
+                prepared = await self._workers.run(self._prepare_now, run, data, prepare)
             else:
                 prepared = await self._workers.run(self._existing_now, run)
         except BaseException as error:

@@ -89,7 +89,7 @@ from clawline.collab.spawn_args import (
 from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.spawn_write import ChildLimitReached, max_children_text
-from clawline.collab.subagents import SubagentRegistry
+from clawline.collab.subagents import StartFailed, SubagentRegistry
 from clawline.collab.tool_args import ArgumentError
 from clawline.config import AttachmentLimits
 from clawline.errors import ClawlineError, Conflict, LabelInUse
@@ -342,23 +342,15 @@ class _Spawn:
         )
         if refusal is not None:
             return _refused(refusal)
-        try:
-            await tool._subagents.create(
-                plan, max_children=limits.max_children_per_agent, thread=thread
-            )
-        except AlreadySpawned as error:
-            return await _accepted_again(error.record, store=store, workers=workers)
-        except ChildLimitReached as error:
-            return _refused(error.message, "forbidden")
-        except LabelInUse as error:
-            return _refused(error.message)
-        except Conflict as error:
-            if thread is not None:
-                return _refused(bind_failed_text(error.message))
-            return _refused(f"Failed to register subagent run: {error.message}")
-        except ClawlineError as error:
-            return _refused(f"Failed to register subagent run: {error.message}")
-        return await self._start(plan, Path(workspace), attachments, model_applied, warning)
+        return await self._start(
+            plan,
+            Path(workspace),
+            attachments,
+            model_applied,
+            warning,
+            max_children=limits.max_children_per_agent,
+            thread=thread,
+        )
 
     def _model(self) -> tuple[str | None, bool | None, str | None]:
         """The model override: ``(model, modelApplied, warning)``."""
@@ -379,17 +371,22 @@ class _Spawn:
         attachments: PreparedAttachments | None,
         model_applied: bool | None,
         warning: str | None,
+        *,
+        max_children: int,
+        thread: ThreadPlan | None,
     ) -> ToolResult:
-        subagents = self.tool._subagents
+        """Write the attachments, then the child with its first run in one transaction
+        (:meth:`SubagentRegistry.spawn`); a refusal removes the attachments again."""
+        tool = self.tool
+        store, workers = tool._store, tool._workers
         prompt = plan.system_prompt()
         report: JSONObject | None = None
+        rel_dir = attachments_rel_dir(plan.child_key)
         if attachments is not None:
-            rel_dir = attachments_rel_dir(plan.child_key)
             try:
                 await asyncio.to_thread(write_attachments, workspace, rel_dir, attachments)
             except OSError as error:
                 await asyncio.to_thread(remove_attachments, workspace, rel_dir)
-                await subagents.discard(plan)
                 return _refused(f"attachments could not be written: {error.strerror or error}")
             report = attachments.report(rel_dir)
             names = ", ".join(item.name for item in attachments.files)
@@ -397,12 +394,23 @@ class _Spawn:
             if self.request.mount_path:
                 prompt += f" (mount hint: {self.request.mount_path})"
         try:
-            await subagents.start(plan, extra_system_prompt=prompt)
+            await tool._subagents.spawn(
+                plan, max_children=max_children, thread=thread, extra_system_prompt=prompt
+            )
         except ClawlineError as error:
             if attachments is not None:
-                rel_dir = attachments_rel_dir(plan.child_key)
                 await asyncio.to_thread(remove_attachments, workspace, rel_dir)
-            return _refused(error.message, childSessionKey=plan.child_key, runId=plan.run_id)
+            if isinstance(error, AlreadySpawned):
+                return await _accepted_again(error.record, store=store, workers=workers)
+            if isinstance(error, ChildLimitReached):
+                return _refused(error.message, "forbidden")
+            if isinstance(error, StartFailed):
+                return _refused(error.message, childSessionKey=plan.child_key, runId=plan.run_id)
+            if isinstance(error, LabelInUse):
+                return _refused(error.message)
+            if isinstance(error, Conflict) and thread is not None:
+                return _refused(bind_failed_text(error.message))
+            return _refused(f"Failed to register subagent run: {error.message}")
         await fire_spawned(
             plugins=self.tool._plugins,
             requester=self.requester,

@@ -100,6 +100,11 @@ def _stored_outcome(record: SubagentRun) -> RunOutcome:
     )
 
 
+class StartFailed(ClawlineError):
+    """A spawned child's first run was refused (the gateway is shutting down, …); nothing of
+    the spawn was written."""
+
+
 class NotRunning(Conflict):
     """The run to steer has already ended."""
 
@@ -170,24 +175,33 @@ class SubagentRegistry:
         self, plan: ChildPlan, max_children: int, thread: ThreadPlan | None
     ) -> SubagentRun:
         with self._catalog.transaction() as work:
-            _, record = write_child(
-                work,
-                store=self._store,
-                tasks=self._tasks,
-                clock=self._clock,
-                requester=plan.requester,
-                child_key=plan.child_key,
-                changes=plan.entry_changes(),
-                thread=thread,
-                runtime="subagent",
-                task=plan.task,
-                run_id=plan.run_id,
-                task_id=plan.task_id,
-                label=plan.label,
-                spawn_key=plan.spawn_key,
-                max_children=max_children,
-                record=lambda now: self._record(plan, now),
-            )
+            return self._write_child(work, plan, max_children, thread)
+
+    def _write_child(
+        self,
+        work: CatalogTransaction,
+        plan: ChildPlan,
+        max_children: int,
+        thread: ThreadPlan | None,
+    ) -> SubagentRun:
+        _, record = write_child(
+            work,
+            store=self._store,
+            tasks=self._tasks,
+            clock=self._clock,
+            requester=plan.requester,
+            child_key=plan.child_key,
+            changes=plan.entry_changes(),
+            thread=thread,
+            runtime="subagent",
+            task=plan.task,
+            run_id=plan.run_id,
+            task_id=plan.task_id,
+            label=plan.label,
+            spawn_key=plan.spawn_key,
+            max_children=max_children,
+            record=lambda now: self._record(plan, now),
+        )
         assert record is not None
         return record
 
@@ -210,6 +224,52 @@ class SubagentRegistry:
             task_id=plan.task_id,
             spawn_key=plan.spawn_key,
         )
+
+    async def spawn(
+        self,
+        plan: ChildPlan,
+        *,
+        max_children: int,
+        thread: ThreadPlan | None,
+        extra_system_prompt: str,
+    ) -> SendAck:
+        """:meth:`create` and :meth:`start` in one transaction: the child, its record, its task
+        (and its binding) are written with the child's first message, or nothing is. Raises
+        what :meth:`create` raises, or :class:`StartFailed` when the run was refused."""
+        refused: list[BaseException] = []
+
+        def write(work: CatalogTransaction) -> None:
+            try:
+                self._write_child(work, plan, max_children, thread)
+            except BaseException as error:
+                refused.append(error)
+                raise
+
+        self._watched.add(plan.run_id)
+        try:
+            ack = await self._runs.send(
+                session_key=plan.child_key,
+                message=plan.message(),
+                idempotency_key=plan.run_id,
+                origin="agent",
+                lane="subagent",
+                extra_system_prompt=extra_system_prompt,
+                timeout_ms=plan.timeout_ms,
+                thinking=plan.thinking,
+                place=True,
+                prepare=write,
+            )
+        except ClawlineError as error:
+            self._watched.discard(plan.run_id)
+            if error in refused:
+                raise
+            raise StartFailed(error.message) from error
+        except BaseException:
+            self._watched.discard(plan.run_id)
+            raise
+        if ack.instance_id is not None:  # the instance it was handed to watches it
+            self._watched.discard(plan.run_id)
+        return ack
 
     async def start(self, plan: ChildPlan, *, extra_system_prompt: str) -> SendAck:
         """Send the child's first run; on failure delete what :meth:`create` wrote and
