@@ -22,7 +22,8 @@ holds every class to this)::
     │   ├── StoreUnavailable ─ StoreInUse, StoreLockLost (clawline.store.instance_lock),
     │   │                      StoreTimeout
     │   ├── AcpAgentError
-    │   └── (elsewhere) AcpClientError, ProviderError, RunsClosed, XWorkmateNotStarted,
+    │   └── (elsewhere) AcpClientError, ProviderError, RunsClosed, StartFailed,
+    │       XWorkmateNotStarted,
     │       ClientError ─ ConnectError, ConnectionLost, Timeout
     └── Internal .................... nothing the caller can do: a bug or a broken installation
         └── StoreError ─ MigrationError

@@ -340,8 +340,10 @@ class RunExecution:
         with self._catalog.transaction() as work:
             ended = end.ended
             if end.data is not None:
-                try:
-                    event = self._append_reply(work, run, end.data, end.text)
+                try:  # the end status below touches the row; one update, not two
+                    event = self._append_reply(
+                        work, run, end.data, end.text, touch=end.status is None
+                    )
                 except SessionNotFound:  # deleted mid-run; the end is still told
                     log.info("run %s: session gone, assistant message not stored", run.run_id)
                 else:
@@ -361,9 +363,9 @@ class RunExecution:
         return told
 
     def _append_reply(
-        self, work: CatalogTransaction, run: Run, data: JSONObject, text: str
+        self, work: CatalogTransaction, run: Run, data: JSONObject, text: str, *, touch: bool
     ) -> TranscriptEvent:
-        event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
+        event = work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id, touch=touch)
         target = run.delivery
         shown = visible_text(text)  # a person reads it: no thinking, no tool-call markup
         if target is not None and shown and shown not in SILENT_TOKENS:

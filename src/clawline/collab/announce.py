@@ -42,7 +42,6 @@ the runtime's background task group (:mod:`clawline.background`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,7 +55,6 @@ from clawline.errors import ClawlineError, Conflict
 from clawline.records.collab import InboxItem
 from clawline.records.outbox import OutboxTarget
 from clawline.records.session import SessionEntry
-from clawline.records.task import TaskNotFound
 from clawline.records.transcript import TranscriptEvent
 from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON, JSONObject
@@ -363,11 +361,12 @@ class Announcer:
     def _set_delivery(
         self, work: CatalogTransaction, rows: Sequence[InboxItem], status: str
     ) -> None:
-        for row in rows:
-            if row.task_id is None:
-                continue
-            with contextlib.suppress(TaskNotFound):
-                self._task_registry.set_delivery(row.task_id, status, tx=work.tx)
+        ids = [row.task_id for row in rows if row.task_id is not None]
+        found = work.tx.tasks.get_many(ids)  # one read for the batch, not one per row
+        for task_id in ids:
+            current = found.get(task_id)
+            if current is not None:
+                self._task_registry.set_delivery(task_id, status, tx=work.tx, current=current)
 
     async def _start_turn(self, delivery: Delivery, *, key: str | None = None) -> None:
         entry = delivery.entry

@@ -48,6 +48,7 @@ from clawline.agents.steps import (
     is_token,
 )
 from clawline.records.collab import InboxItem, SubagentRun, cap_result_text
+from clawline.records.session import SessionEntry
 from clawline.sessions.catalog import CatalogTransaction
 from clawline.types import JSON, JSONObject
 
@@ -293,10 +294,12 @@ def end_record(
     usage: Mapping[str, JSON] | None,
     runtime_ms: int | None,
     now: int,
+    child: SessionEntry | None = None,
 ) -> InboxItem | None:
     """Write the end of an active ``record`` (locked by the caller) inside ``work``; return
     the inbox row written for its requester, if any. ``config`` gives the requester's agent's
-    ``archiveAfterMinutes``. Blocking: run on a store worker."""
+    ``archiveAfterMinutes``; ``child`` the child's entry when ``work`` has it already (else it
+    is read). Blocking: run on a store worker."""
     tx = work.tx
     silent = is_token(result, ANNOUNCE_SKIP) or is_token(result, NO_REPLY)
     announce = (
@@ -335,7 +338,8 @@ def end_record(
             registry.set_delivery(task.task_id, delivery, tx=tx, current=task)
     if not announce:
         return None
-    child = store.get(record.child_session_key)
+    if child is None or child.key != record.child_session_key:
+        child = store.get(record.child_session_key)
     event = CompletionEvent.build(
         child_session_key=record.child_session_key,
         child_session_id=None if child is None else child.session_id,

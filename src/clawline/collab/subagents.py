@@ -55,7 +55,7 @@ from clawline.channels.thread_bindings.planner import ThreadPlan
 from clawline.collab.completion import Ending, end_record, ending_of, result_text
 from clawline.collab.spawn_plan import ChildPlan, subagent_system_prompt
 from clawline.collab.spawn_write import discard_child, write_child
-from clawline.errors import ClawlineError, Conflict
+from clawline.errors import ClawlineError, Conflict, Unavailable
 from clawline.records.collab import SubagentRun
 from clawline.records.session import SessionEntry
 from clawline.types import JSON
@@ -100,7 +100,7 @@ def _stored_outcome(record: SubagentRun) -> RunOutcome:
     )
 
 
-class StartFailed(ClawlineError):
+class StartFailed(Unavailable):
     """A spawned child's first run was refused (the gateway is shutting down, …); nothing of
     the spawn was written."""
 
@@ -348,8 +348,9 @@ class SubagentRegistry:
         def write(work: CatalogTransaction) -> None:
             if done and work.tx.runs.has_pending(key):
                 return  # its descendants are pending: run_ended defers it
+            child = next((c.after for c in reversed(work.changes) if c.key == key), None)
             self._ended_in_end[run.run_id] = (
-                self._end_in(work, run.run_id, ending, result, outcome.usage, None),
+                self._end_in(work, run.run_id, ending, result, outcome.usage, None, child),
                 ending,
             )
 
@@ -531,8 +532,10 @@ class SubagentRegistry:
         result: str,
         usage: Mapping[str, JSON] | None,
         runtime_ms: int | None,
+        child: SessionEntry | None = None,
     ) -> tuple[SubagentRun | None, str | None]:
-        """The record ended (``None`` when it was not active) and the requester to kick."""
+        """The record ended (``None`` when it was not active) and the requester to kick
+        (``child``: the child's entry as ``work`` wrote it, if it did)."""
         record = work.tx.runs.get(run_id)
         if record is None or not record.active:
             return None, None
@@ -550,6 +553,7 @@ class SubagentRegistry:
             usage=usage,
             runtime_ms=runtime_ms,
             now=now,
+            child=child,
         )
         return record, None if item is None else item.requester_session_key
 

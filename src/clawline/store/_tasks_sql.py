@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from clawline.errors import Conflict
@@ -109,6 +110,17 @@ class SqlTaskWrites(TaskWrites):
     def get(self, task_id: str) -> TaskRecord | None:
         rows = self._rows(f"{_SELECT} WHERE task_id = ?{self._d.for_update}", [task_id])
         return task_from_row(rows[0]) if rows else None
+
+    def get_many(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]:
+        unique = list(dict.fromkeys(task_ids))
+        if not unique:
+            return {}
+        rows = self._rows(
+            f"{_SELECT} WHERE task_id IN ({self._d.marks(len(unique))})"
+            f" ORDER BY task_id{self._d.for_update}",
+            unique,
+        )
+        return {task.task_id: task for task in map(task_from_row, rows)}
 
     def find_duplicate(self, task: TaskRecord) -> TaskRecord | None:
         identity = (

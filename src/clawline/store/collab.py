@@ -98,6 +98,10 @@ class TaskWrites(abc.ABC):
         """The task, locked for update until the transaction ends."""
 
     @abc.abstractmethod
+    def get_many(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]:
+        """The tasks found of ``task_ids`` by id (one statement), locked like :meth:`get`."""
+
+    @abc.abstractmethod
     def find_duplicate(self, task: TaskRecord) -> TaskRecord | None:
         """The newest stored task with ``task``'s runtime, owner, child, run id, label and task
         text (``None`` matches ``None``). Serialises creators of the same task across

@@ -101,6 +101,10 @@ class _Transaction(StoreTransaction):
     def __init__(self, db: sqlite3.Connection, instance_id: str | None) -> None:
         self._db = db
         self._revision: int | None = None
+        self._entries: dict[str, SessionEntry | None] = {}
+        """Session rows this transaction has read or written: the transaction holds the
+        database's write lock and every write to ``sessions`` goes through the methods below,
+        so a second read of a row in it needs no statement."""
         attach_writes(self, db, instance_id)
 
     def _next_revision(self) -> int:
@@ -110,8 +114,11 @@ class _Transaction(StoreTransaction):
         return self._revision
 
     def get(self, key: str) -> SessionEntry | None:
+        if key in self._entries:
+            return self._entries[key]
         row = self._db.execute(f"{_SELECT} WHERE key = ?", (key,)).fetchone()
-        return entry_from_row(row) if row else None
+        entry = self._entries[key] = entry_from_row(row) if row else None
+        return entry
 
     def key_for_label(self, agent_id: str, label: str) -> str | None:
         row = self._db.execute(
@@ -132,6 +139,7 @@ class _Transaction(StoreTransaction):
             if _is_label_conflict(error):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
             raise StoreError(f"could not insert {entry.key}: {error}") from error
+        self._entries[entry.key] = entry
 
     def update(self, entry: SessionEntry) -> None:
         params = entry_to_params(entry)
@@ -141,11 +149,14 @@ class _Transaction(StoreTransaction):
             if _is_label_conflict(error):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
             raise StoreError(f"could not update {entry.key}: {error}") from error
+        self._entries[entry.key] = entry
 
     def delete(self, key: str) -> bool:
+        self._entries[key] = None
         return self._db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
 
     def graft(self, old_path: tuple[str, ...], new_path: tuple[str, ...], trace_id: str) -> int:
+        self._entries.clear()  # paths, roots and trace ids below old_path change
         old, new = encode_path(old_path), encode_path(new_path)
         low, high = subtree_bounds(old)
         cursor = self._db.execute(
