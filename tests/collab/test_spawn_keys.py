@@ -54,6 +54,7 @@ async def test_the_same_call_again_answers_its_child_and_creates_nothing(
     first = await invoke(spawn_tool(services), ctx, task=TASK)
     assert first["status"] == "accepted", first
     assert record_of(services, first["runId"]).spawn_key == f"{requester.session_id}/call_1"
+    await wait_until(lambda: len(runner_of(services).calls) == 1)  # the child's run started
     before = written(services)
     # the limit is reached (its own child), yet the redo answers that child
     again = await invoke(spawn_tool(services), ctx, task=TASK)
@@ -104,6 +105,7 @@ async def test_a_thread_bound_session_child_is_answered_with_its_note(
     first = await invoke(spawn_tool(services), ctx, task=TASK, thread=True, mode="session")
     assert first["status"] == "accepted", first
     assert first["note"] == SESSION_MODE_NOTE
+    await wait_until(lambda: len(runner_of(services).calls) == 1)  # the child's run started
     before = written(services)
     assert await invoke(spawn_tool(services), ctx, task=TASK, thread=True, mode="session") == first
     assert written(services) == before

@@ -125,17 +125,30 @@ class RunExecution:
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
-        if run.stop is not None:
-            self.end_unstarted(run)
-            return
         clock = self._clock
         stream = RunStream(self._events, clock, run_id=run.run_id, session_key=run.session_key)
+        written = run.start_written
+        if run.stop is not None:
+            if written is None:
+                self.end_unstarted(run)
+            else:  # written as started when accepted: its end is written like any run's
+                run.state = RunState.RUNNING
+                await self._finish(run, stream, _Ending("killed", "aborted", "", error="aborted"))
+            return
         run.state = RunState.RUNNING
-        run.started_at = clock.now_ms()
+        if written is None or run.started_at is None:
+            run.started_at = clock.now_ms()
         first = False
         started = Cause("send", "start", run.run_id)
         try:
-            if self._concurrent(run):  # the other run owns the entry's status; still told
+            if written is not None:  # the accepting transaction wrote the start
+                first = run.first_run
+                self._events.publish(
+                    SessionChanged(
+                        run.session_key, "send", "start", run_id=run.run_id, entry=written
+                    )
+                )
+            elif self._concurrent(run):  # the other run owns the entry's status; still told
                 self._events.publish(
                     SessionChanged(run.session_key, "send", "start", run_id=run.run_id)
                 )

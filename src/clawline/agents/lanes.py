@@ -34,11 +34,14 @@ class _Lane:
     queue: deque[Run] = field(default_factory=deque)
     current: Run | None = None
     worker: asyncio.Task[None] | None = None
+    claimed: Run | None = None
+    """A run whose start is reserved (:meth:`SessionLanes.claim`): it runs first, and the
+    lane's worker waits for it to be enqueued."""
 
     @property
     def busy(self) -> bool:
         current = self.current
-        return (current is not None and current.active) or bool(self.queue)
+        return (current is not None and current.active) or bool(self.queue) or bool(self.claimed)
 
 
 _NESTED = "\x1fnested"
@@ -86,14 +89,53 @@ class SessionLanes:
                 return True
         return False
 
+    async def claim(self, run: Run) -> bool:
+        """Reserve an immediate start for ``run``, before it is accepted: its lane is idle and
+        its lane's limit has room, and the slot is taken now (the accepting transaction may
+        then write the run as started). ``run`` must then be enqueued, or :meth:`unclaim`ed.
+        Whether it was reserved. Never waits."""
+        key = _lane_key(run)
+        lane = self._lanes.get(key)
+        if lane is not None and (lane.busy or lane.worker is not None):
+            return False
+        slot = self._slots.get(run.lane or "")
+        if slot is not None:
+            if slot.locked():
+                return False
+            await slot.acquire()  # free: returns without suspending
+        if lane is None:
+            lane = self._lanes[key] = _Lane(key)
+        lane.claimed = run
+        run.slot_held = slot is not None
+        return True
+
+    def unclaim(self, run: Run) -> None:
+        """Give up the reservation :meth:`claim` made (the run was not accepted)."""
+        key = _lane_key(run)
+        lane = self._lanes.get(key)
+        if lane is None or lane.claimed is not run:
+            return
+        lane.claimed = None
+        if run.slot_held:
+            run.slot_held = False
+            self._slots[run.lane or ""].release()
+        if lane.queue and lane.worker is None:
+            lane.worker = asyncio.create_task(self._drain(lane), name=f"runs {key!r}")
+        elif not lane.busy and lane.worker is None:
+            del self._lanes[key]
+
     def enqueue(self, run: Run) -> None:
         key = _lane_key(run)
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = _Lane(key)
         run.state = RunState.QUEUED
-        lane.queue.append(run)
-        if lane.worker is None:
+        if lane.claimed is run:
+            lane.claimed = None
+            lane.queue.appendleft(run)
+        else:
+            lane.queue.append(run)
+        if lane.worker is None and lane.claimed is None:
             lane.worker = asyncio.create_task(self._drain(lane), name=f"runs {key!r}")
 
     def unqueue(self, run: Run) -> bool:
@@ -113,7 +155,11 @@ class SessionLanes:
                 run = lane.queue.popleft()
                 lane.current = run
                 slot = self._slots.get(run.lane or "")
-                holding = slot is not None and await _take_slot(slot, run)
+                if run.slot_held:  # taken when its start was claimed
+                    run.slot_held = False
+                    holding = slot is not None
+                else:
+                    holding = slot is not None and await _take_slot(slot, run)
                 try:
                     await self._execute(run)
                 except Exception as error:

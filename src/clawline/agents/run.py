@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 
 from clawline.errors import Unavailable
 from clawline.records.outbox import OutboxKind, OutboxTarget
+from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject, SessionStatus
 
 Origin: TypeAlias = Literal["chat", "agent"]
@@ -153,6 +154,13 @@ class Run:
     owned: bool = False
     """The store names this process's gateway instance as the run's owner (``run_owners``),
     until the run's end hooks are done (:mod:`clawline.instances`)."""
+    slot_held: bool = False
+    """The run holds a slot of its lane's limit already (its start was claimed)."""
+    start_written: SessionEntry | None = None
+    """The entry as the accepting transaction wrote it ``running`` (the run's start was
+    claimed); the run then tells the start without writing it again."""
+    first_run: bool = False
+    """With :attr:`start_written`: the session had not run before."""
     end_written: bool = False
     """The run's end transaction committed (with what the end writers added to it)."""
     state: RunState = RunState.PENDING

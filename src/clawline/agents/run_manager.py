@@ -100,7 +100,7 @@ from clawline.records.idempotency import IdempotencyRecord
 from clawline.records.instance import RunHandoff, RunStop
 from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.records.transcript import TranscriptEvent
-from clawline.sessions.catalog import Cause
+from clawline.sessions.catalog import Cause, Change
 from clawline.types import JSONObject
 
 if TYPE_CHECKING:
@@ -123,6 +123,9 @@ class _Prepared:
     session_id: str
     event: TranscriptEvent | None
     target: str | None
+    started: Change | None = None
+    """The entry written ``running`` with the run's start, when its start was claimed."""
+    started_at: int | None = None
 
 
 RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
@@ -363,11 +366,13 @@ class RunManager:
         run: Run,
         data: JSONObject,
         prepare: Callable[[CatalogTransaction], None] | None = None,
+        claimed: bool = False,
     ) -> _Prepared | IdempotencyRecord:
         """On the store thread, in one transaction: claim the run's idempotency key, create
         the entry when missing, decide where the run runs, record its owner, append the user
-        message (and the handoff, when it runs elsewhere). A key the store already holds is
-        returned instead (nothing written)."""
+        message (and the handoff, when it runs elsewhere) and — for a run whose start the lanes
+        reserved (``claimed``) — write the session ``running``. A key the store already holds
+        is returned instead (nothing written)."""
         key = run.session_key
         with self._catalog.transaction() as work:
             tx = work.tx
@@ -387,7 +392,13 @@ class RunManager:
             if target is not None:
                 run.message_seq = event.seq
                 self._hand_off(tx, run, target, key_stored=True)
-        return _Prepared(entry.session_id, event, target)
+            started: Change | None = None
+            now: int | None = None
+            if claimed and target is None:
+                now = self._clock.now_ms()
+                changes = {"status": "running", "startedAt": now, "endedAt": None}
+                started = work.patch(key, {**changes, "runtimeMs": None}, create=False)
+        return _Prepared(entry.session_id, event, target, started, now)
 
     def _existing_now(self, run: Run) -> _Prepared:
         """On the store thread: for a run whose message is already written, the session id,
@@ -422,28 +433,50 @@ class RunManager:
     ) -> SendAck:
         data = user_message(run.message, run.attachments)
         data["runId"] = run.run_id
+        # A run that can start at once is written as started by the transaction that accepts
+        # it (one transaction, not two); the lanes hold its place meanwhile.
+        claimed = (
+            run.message_seq is None
+            and self._placement is None
+            and not run.bypass_queue
+            and not self._lanes.running_besides(run)
+            and await self._lanes.claim(run)
+        )
         prepared: _Prepared | IdempotencyRecord
         try:
             if run.message_seq is None:
-                prepared = await self._workers.run(self._prepare_now, run, data, prepare)
+                prepared = await self._workers.run(self._prepare_now, run, data, prepare, claimed)
             else:
                 prepared = await self._workers.run(self._existing_now, run)
         except BaseException as error:
+            self._lanes.unclaim(run)
             self._active.pop(run.dedupe_key, None)
             run.state = RunState.ENDED
             self._execution.fail(run, str(error) or type(error).__name__)
             raise
         if isinstance(prepared, IdempotencyRecord):
+            self._lanes.unclaim(run)
             return self._held(run, prepared)
         run.session_id = prepared.session_id
         if prepared.event is not None:
             run.message_seq = prepared.event.seq
         if prepared.target is not None:
+            self._lanes.unclaim(run)
             return self._watch_remote(run, prepared.target, keyed=prepared.event is not None)
         run.key_pending = prepared.event is not None
         # Owner rows matter only where other instances may recover what is left: on an
         # exclusive store (SQLite) the next holder of its lock ends everything anyway.
         run.owned = self._placement is not None
+        started = prepared.started
+        if started is not None and started.after is not None:
+            run.start_written = started.after
+            run.first_run = started.before is not None and started.before.started_at is None
+            run.started_at = prepared.started_at
+            if run.stop is None and self._closed:
+                run.request_stop(StopRequest.ABORT)
+            self._lanes.enqueue(run)  # it ends through its lane: its end status is written
+            return self._ack(run, "started")
+        self._lanes.unclaim(run)
         if run.stop is None and not self._closed:
             self._lanes.enqueue(run)
         if run.state is RunState.PENDING:
@@ -723,7 +756,8 @@ class RunManager:
 
     def _stop(self, run: Run, reason: StopRequest) -> None:
         run.request_stop(reason)
-        if run.state is RunState.QUEUED and self._lanes.unqueue(run):
+        # A run written as started ends through its lane, which writes its end status.
+        if run.state is RunState.QUEUED and run.start_written is None and self._lanes.unqueue(run):
             self._execution.end_unstarted(run)
 
     @staticmethod
