@@ -20,8 +20,8 @@ from clawline.testing.waiting import eventually
 
 PARENT = "agent:main:main"
 CHILDREN = 40
-MAX_TRANSACTIONS_PER_CHILD = 9.0
-MAX_STATEMENTS_PER_CHILD = 62.0
+MAX_TRANSACTIONS_PER_CHILD = 5.0
+MAX_STATEMENTS_PER_CHILD = 49.0
 
 
 def _store_settled(store: Store) -> bool:

@@ -388,13 +388,15 @@ class RunManager:
             target = self._target(tx, run)
             if self._placement is not None:
                 tx.run_owners.add(run.run_id, key, run.accepted_at, target)
-            event = work.append(key, MESSAGE_EVENT, data, run_id=run.run_id)
+            start = claimed and target is None
+            # a start written below touches the row once for both
+            event = work.append(key, MESSAGE_EVENT, data, run_id=run.run_id, touch=not start)
             if target is not None:
                 run.message_seq = event.seq
                 self._hand_off(tx, run, target, key_stored=True)
             started: Change | None = None
             now: int | None = None
-            if claimed and target is None:
+            if start:
                 now = self._clock.now_ms()
                 changes = {"status": "running", "startedAt": now, "endedAt": None}
                 started = work.patch(key, {**changes, "runtimeMs": None}, create=False)

@@ -266,10 +266,14 @@ def render_event(event: CompletionEvent) -> str:
 # --- ending the record -----------------------------------------------------------------
 
 
-def requester_is_subagent(store: Store, requester: str) -> bool:
-    """A sub-agent (depth >= 1) or cron requester gets the internal-update instruction."""
+def requester_is_subagent(store: Store, requester: str, child: SessionEntry | None = None) -> bool:
+    """A sub-agent (depth >= 1) or cron requester gets the internal-update instruction.
+    ``child``: an entry spawned by ``requester``, whose depth is the requester's plus one (so
+    the requester's row need not be read)."""
     if keys.is_cron_key(requester):
         return True
+    if child is not None and child.spawned_by == requester and child.spawn_depth is not None:
+        return child.spawn_depth >= 2
     entry = store.get(requester)
     return entry is not None and (entry.spawn_depth or 0) >= 1
 
@@ -353,7 +357,7 @@ def end_record(
             session_key=record.child_session_key,
             session_id=None if child is None else child.session_id,
         ),
-        requester_is_subagent=requester_is_subagent(store, record.requester_session_key),
+        requester_is_subagent=requester_is_subagent(store, record.requester_session_key, child),
     )
     return tx.inbox.add(
         requester_session_key=record.requester_session_key,

@@ -86,7 +86,7 @@ from clawline.collab.spawn_args import (
     runtime_refusal,
     tool_schema,
 )
-from clawline.collab.spawn_key import AlreadySpawned, earlier_spawn, spawn_key
+from clawline.collab.spawn_key import AlreadySpawned, FirstLook, first_look, spawn_key
 from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.spawn_write import ChildLimitReached, max_children_text
 from clawline.collab.subagents import StartFailed, SubagentRegistry
@@ -229,27 +229,30 @@ class SessionsSpawnTool:
             return _refused(refusal)
         requester = self._catalog.canonical(ctx.session_key)
         store, workers = self._store, self._workers
-        earlier = await earlier_spawn(ctx, requester, store=store, workers=workers)
-        if earlier is not None:
-            return await _accepted_again(earlier, store=store, workers=workers)
-        if request.runtime == "acp":
+        acp = request.runtime == "acp"  # the ACP spawner reads the requester itself
+        look = await first_look(ctx, requester, store=store, workers=workers, requester_too=not acp)
+        if look.earlier is not None:
+            return await _accepted_again(look.earlier, store=store, workers=workers)
+        if acp:
             return await self._acp.spawn(ctx, request, RUN_MODE_NOTE)
-        return await _Spawn(self, ctx, request).run()
+        return await _Spawn(self, ctx, request, look).run()
 
 
 class _Spawn:
     """One sub-agent spawn (the checks above, then OpenClaw's spawn sequence)."""
 
-    def __init__(self, tool: SessionsSpawnTool, ctx: ToolContext, request: SpawnRequest) -> None:
+    def __init__(
+        self, tool: SessionsSpawnTool, ctx: ToolContext, request: SpawnRequest, look: FirstLook
+    ) -> None:
         self.tool = tool
         self.ctx = ctx
         self.request = request
         self.requester = tool._catalog.canonical(ctx.session_key)
+        self.look = look
 
     async def run(self) -> ToolResult:
         tool, request, requester = self.tool, self.request, self.requester
-        store, workers = tool._store, tool._workers
-        entry = await workers.run(store.get, requester)
+        entry = self.look.requester_entry
         config = tool._config
         requester_agent = keys.agent_id_of(requester)
         limits = config.resolve_agent(requester_agent).subagents
@@ -267,7 +270,7 @@ class _Spawn:
                 f"{limits.max_spawn_depth})",
                 "forbidden",
             )
-        active = await workers.run(store.runs.count_active, requester)
+        active = self.look.active
         if active >= limits.max_children_per_agent:
             return _refused(max_children_text(active, limits.max_children_per_agent), "forbidden")
         if limits.require_agent_id and request.agent_id is None:

@@ -5,10 +5,11 @@ gives the session a new id, so its new calls never meet the old ones) and the ca
 for the child. It is stored on the child's run record (``SubagentRun.spawn_key``, unique per
 requester). The spawn looks it up twice:
 
-- first, without a lock (:func:`earlier_spawn`): a call redone after a crash — the turn that
-  made it was cut off after the child was committed but before the call's result reached the
-  transcript — answers the original accepted result at once, before any check that the
-  redo would now fail (the child limit counts that very child);
+- first, without a lock (:func:`first_look`, which reads in the same trip to the store the
+  requester's entry and active children for the checks that follow): a call redone after a
+  crash — the turn that made it was cut off after the child was committed but before the
+  call's result reached the transcript — answers the original accepted result at once, before
+  any check that the redo would now fail (the child limit counts that very child);
 - then inside the spawn transaction, after the requester's spawn lock
   (``tx.runs.count_active``): a concurrent spawn with the same key that committed meanwhile
   makes the transaction raise :class:`AlreadySpawned`, which is answered the same way. The
@@ -20,10 +21,12 @@ has no key; such a spawn always creates a child.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawline.errors import Conflict
 from clawline.records.collab import SubagentRun
+from clawline.records.session import SessionEntry
 
 if TYPE_CHECKING:
     from clawline.agents.tools.base import ToolContext
@@ -46,11 +49,27 @@ def spawn_key(ctx: ToolContext) -> str | None:
     return f"{ctx.entry.session_id}/{ctx.tool_call_id}"
 
 
-async def earlier_spawn(
-    ctx: ToolContext, requester: str, *, store: Store, workers: StoreWorkers
-) -> SubagentRun | None:
-    """The run record this call's spawn already made, if any."""
-    key = spawn_key(ctx)
-    if key is None:
-        return None
-    return await workers.run(store.runs.by_spawn_key, requester, key)
+@dataclass(frozen=True)
+class FirstLook:
+    """What a spawn reads before its checks: the record this call's key already made (then
+    nothing else), else — when asked — the requester's entry and its active children."""
+
+    earlier: SubagentRun | None
+    requester_entry: SessionEntry | None = None
+    active: int = 0
+
+
+async def first_look(
+    ctx: ToolContext, requester: str, *, store: Store, workers: StoreWorkers, requester_too: bool
+) -> FirstLook:
+    """The unlocked reads before a spawn, in one trip to a store worker."""
+    return await workers.run(_first_look_now, store, requester, spawn_key(ctx), requester_too)
+
+
+def _first_look_now(
+    store: Store, requester: str, key: str | None, requester_too: bool
+) -> FirstLook:
+    earlier = None if key is None else store.runs.by_spawn_key(requester, key)
+    if earlier is not None or not requester_too:
+        return FirstLook(earlier)
+    return FirstLook(None, store.get(requester), store.runs.count_active(requester))

@@ -232,7 +232,8 @@ class SessionCatalog:
             entry = replace(
                 entry, lineage_path=new_path, root_session_key=new_path[0], trace_id=trace
             )
-            tx.graft(old_path, new_path, trace)
+            if moving:  # else no stored row runs through it: nothing to move
+                tx.graft(old_path, new_path, trace)
         elif current is None:
             existing = tx.trace_of_tree(canonical)
             if existing and explicit_trace and existing != entry.trace_id:
