@@ -4,6 +4,7 @@
 Run from the repository root::
 
     .venv/bin/python bench/gateway.py [--sessions 10000] [--subscribers 1000] [--profile]
+        [--store-url postgresql://127.0.0.1:5432/test]
 
 The gateway runs as a subprocess (``python -m clawline gateway run --port 0``), so the clients
 measured here never share its event loop. See bench/README.md for what each figure means.
@@ -146,9 +147,10 @@ def session_specs(count: int, seed: int = 3) -> list[tuple[str, dict[str, object
     return specs
 
 
-def populate(state_dir: Path, count: int) -> float:
-    """Create ``count`` sessions in the state directory's SQLite store; return seconds."""
-    settings = Settings(state_dir=state_dir)
+def populate(state_dir: Path, count: int, store_url: str | None = None) -> float:
+    """Create ``count`` sessions in the state directory's SQLite store (or ``store_url``'s);
+    return seconds."""
+    settings = Settings(state_dir=state_dir, store_url=store_url)
     state_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(
         settings.store_url, default_sqlite_path=settings.sqlite_path, pool=settings.store_pool
@@ -167,6 +169,24 @@ def populate(state_dir: Path, count: int) -> float:
     finally:
         store.close()
     return time.perf_counter() - started
+
+
+@contextmanager
+def postgres_schema(url: str | None) -> Iterator[str | None]:
+    """A URL of a new schema of the PostgreSQL database ``url``, dropped afterwards (``None``
+    without one: the state directory's SQLite store)."""
+    if url is None:
+        yield None
+        return
+    import psycopg
+    from psycopg import sql
+
+    schema = f"clawline_bench_gw_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{url}{'&' if '?' in url else '?'}schema={schema}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 # --- the gateway process ---------------------------------------------------------------------
@@ -203,6 +223,7 @@ def http_status(url: str) -> int:
 class GatewayProcess:
     state_dir: Path
     profile_to: Path | None = None
+    store_url: str | None = None
     process: subprocess.Popen[bytes] | None = None
     url: str = ""
     ready_s: float = 0.0
@@ -219,6 +240,8 @@ class GatewayProcess:
         command += ["-m", "clawline", "--state-dir", str(self.state_dir), "gateway", "run"]
         command += ["--port", "0", "--auth", "token", "--log-level", "warning"]
         env = {**os.environ, "CLAWLINE_GATEWAY_TOKEN": TOKEN}
+        if self.store_url is not None:
+            env["CLAWLINE_STORE_URL"] = self.store_url
         started = time.perf_counter()
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, env=env)
@@ -271,8 +294,10 @@ class GatewayProcess:
 
 
 @contextmanager
-def gateway_process(state_dir: Path, profile_to: Path | None = None) -> Iterator[GatewayProcess]:
-    process = GatewayProcess(state_dir, profile_to)
+def gateway_process(
+    state_dir: Path, profile_to: Path | None = None, store_url: str | None = None
+) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(state_dir, profile_to, store_url)
     try:
         process.start()
         yield process
@@ -549,6 +574,98 @@ def print_table(rows: list[Row]) -> None:
         print(f"  {figure:<{width}}  {value:>{value_width}}  {judged}")
 
 
+def big(args: argparse.Namespace, state: Path, store_url: str | None, rows: list[Row]) -> None:
+    """(b) and (c): a gateway over a store of ``args.sessions`` sessions."""
+    load_s = populate(state, args.sessions, store_url)
+    store = "SQLite" if store_url is None else "PostgreSQL"
+    print(f"created {args.sessions:,} sessions ({store}) in {load_s:.1f} s")
+    profile = state.parent / "gateway.prof" if args.profile else None
+    with gateway_process(state, profile, store_url) as process:
+        rows.append(
+            (
+                f"start → ready with {args.sessions:,} sessions",
+                f"{process.ready_s * 1000:.0f} ms",
+                "",
+            )
+        )
+        time.sleep(0.5)
+        rows.append((f"idle RSS with {args.sessions:,} sessions", f"{process.rss_mb():.1f} MB", ""))
+        lists = asyncio.run(measure_lists(process.url, args.list_calls, args.all_calls))
+        if "error" in lists:
+            rows.append(("sessions.list", "n/a", f"refused: {lists['error']}"))
+        else:
+            median = statistics.median(lists["page_ms"])
+            rows.append(
+                (
+                    f"sessions.list limit 100, median of {args.list_calls}",
+                    f"{median:.2f} ms",
+                    verdict(median, TARGETS["list100_median_ms"], "ms"),
+                )
+            )
+            rows.append(
+                (
+                    "sessions.list limit 100, p95",
+                    f"{quantile(lists['page_ms'], 0.95):.2f} ms",
+                    "",
+                )
+            )
+            floor = statistics.median(lists["health_ms"])
+            rows.append(("  health round trip, median (protocol floor)", f"{floor:.2f} ms", ""))
+            every = statistics.median(lists["all_ms"])
+            rows.append(
+                (
+                    f"sessions.list all {lists['all_rows']:,} rows, median of {args.all_calls}",
+                    f"{every:.1f} ms",
+                    verdict(every, TARGETS["list_all_median_ms"], "ms"),
+                )
+            )
+            rows.append(("  first all-rows call", f"{lists['all_first_ms']:.1f} ms", ""))
+            rows.append(
+                (
+                    "  response sizes (100 / all)",
+                    f"{lists['page_kb']:.0f} kB / {lists['all_mb']:.1f} MB",
+                    "",
+                )
+            )
+
+        # (c) fan-out of sessions.changed
+        fan = asyncio.run(measure_fanout(process.port, process.url, args.subscribers, args.changes))
+        rows.append(
+            (
+                f"connect + subscribe {args.subscribers:,} clients",
+                f"{fan['connect_s']:.1f} s",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "sessions.changed delivered",
+                f"{fan['received']:,} / {fan['expected']:,}",
+                "PASS" if fan["received"] == fan["expected"] else "MISS (lost events)",
+            )
+        )
+        if fan["from_publish"]:
+            samples = fan["from_publish"]
+            p99 = quantile(samples, 0.99)
+            rows.append(
+                (
+                    "fan-out publish → receive p50 / p99 / max",
+                    f"{quantile(samples, 0.5):.1f} / {p99:.1f} / {max(samples):.1f} ms",
+                    verdict(p99, TARGETS["fanout_p99_ms"], "ms"),
+                )
+            )
+            request = fan["from_request"]
+            rows.append(
+                (
+                    "  patch sent → receive p50 / p99 / max",
+                    f"{quantile(request, 0.5):.1f} / {quantile(request, 0.99):.1f} / "
+                    f"{max(request):.1f} ms",
+                    "",
+                )
+            )
+        rows.append(("  subscribers disconnected", str(fan["closed"]), ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10_000)
@@ -558,6 +675,11 @@ def main() -> int:
     parser.add_argument("--all-calls", type=int, default=12)
     parser.add_argument("--starts", type=int, default=5, help="start-up runs (median)")
     parser.add_argument("--profile", action="store_true", help="cProfile the gateway (b, c)")
+    parser.add_argument(
+        "--store-url",
+        metavar="URL",
+        help="a PostgreSQL URL: (b) and (c) use a throwaway schema of it (dropped afterwards)",
+    )
     args = parser.parse_args()
     fd_limit = raise_fd_limit(2 * args.subscribers + 512)
     rows: list[Row] = []
@@ -594,102 +716,14 @@ def main() -> int:
 
         # (b) sessions.list over a store of N sessions
         state = workdir / "big"
-        load_s = populate(state, args.sessions)
-        print(f"created {args.sessions:,} sessions in {load_s:.1f} s")
-        profile = workdir / "gateway.prof" if args.profile else None
-        with gateway_process(state, profile) as process:
-            rows.append(
-                (
-                    f"start → ready with {args.sessions:,} sessions",
-                    f"{process.ready_s * 1000:.0f} ms",
-                    "",
-                )
-            )
-            time.sleep(0.5)
-            rows.append(
-                (f"idle RSS with {args.sessions:,} sessions", f"{process.rss_mb():.1f} MB", "")
-            )
-            lists = asyncio.run(measure_lists(process.url, args.list_calls, args.all_calls))
-            if "error" in lists:
-                rows.append(("sessions.list", "n/a", f"refused: {lists['error']}"))
-            else:
-                median = statistics.median(lists["page_ms"])
-                rows.append(
-                    (
-                        f"sessions.list limit 100, median of {args.list_calls}",
-                        f"{median:.2f} ms",
-                        verdict(median, TARGETS["list100_median_ms"], "ms"),
-                    )
-                )
-                rows.append(
-                    (
-                        "sessions.list limit 100, p95",
-                        f"{quantile(lists['page_ms'], 0.95):.2f} ms",
-                        "",
-                    )
-                )
-                floor = statistics.median(lists["health_ms"])
-                rows.append(("  health round trip, median (protocol floor)", f"{floor:.2f} ms", ""))
-                every = statistics.median(lists["all_ms"])
-                rows.append(
-                    (
-                        f"sessions.list all {lists['all_rows']:,} rows, median of {args.all_calls}",
-                        f"{every:.1f} ms",
-                        verdict(every, TARGETS["list_all_median_ms"], "ms"),
-                    )
-                )
-                rows.append(("  first all-rows call", f"{lists['all_first_ms']:.1f} ms", ""))
-                rows.append(
-                    (
-                        "  response sizes (100 / all)",
-                        f"{lists['page_kb']:.0f} kB / {lists['all_mb']:.1f} MB",
-                        "",
-                    )
-                )
-
-            # (c) fan-out of sessions.changed
-            fan = asyncio.run(
-                measure_fanout(process.port, process.url, args.subscribers, args.changes)
-            )
-            rows.append(
-                (
-                    f"connect + subscribe {args.subscribers:,} clients",
-                    f"{fan['connect_s']:.1f} s",
-                    "",
-                )
-            )
-            rows.append(
-                (
-                    "sessions.changed delivered",
-                    f"{fan['received']:,} / {fan['expected']:,}",
-                    "PASS" if fan["received"] == fan["expected"] else "MISS (lost events)",
-                )
-            )
-            if fan["from_publish"]:
-                samples = fan["from_publish"]
-                p99 = quantile(samples, 0.99)
-                rows.append(
-                    (
-                        "fan-out publish → receive p50 / p99 / max",
-                        f"{quantile(samples, 0.5):.1f} / {p99:.1f} / {max(samples):.1f} ms",
-                        verdict(p99, TARGETS["fanout_p99_ms"], "ms"),
-                    )
-                )
-                request = fan["from_request"]
-                rows.append(
-                    (
-                        "  patch sent → receive p50 / p99 / max",
-                        f"{quantile(request, 0.5):.1f} / {quantile(request, 0.99):.1f} / "
-                        f"{max(request):.1f} ms",
-                        "",
-                    )
-                )
-            rows.append(("  subscribers disconnected", str(fan["closed"]), ""))
+        with postgres_schema(args.store_url) as store_url:
+            big(args, state, store_url, rows)
         print()
         print_table(rows)
         load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
         print(f"load average at the end: {load}")
-        if profile is not None:
+        profile = workdir / "gateway.prof"
+        if args.profile:
             print()
             print_profile(profile)
         return 0
