@@ -21,7 +21,7 @@ from clawline.testing.waiting import eventually
 PARENT = "agent:main:main"
 CHILDREN = 40
 MAX_TRANSACTIONS_PER_CHILD = 5.0
-MAX_STATEMENTS_PER_CHILD = 49.0
+MAX_STATEMENTS_PER_CHILD = 48.0
 
 
 def _store_settled(store: Store) -> bool:

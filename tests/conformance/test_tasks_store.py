@@ -107,6 +107,16 @@ def test_update_rewrites_every_field_but_the_id(store: Store) -> None:
     assert store.tasks.get("t002") == make_task(2)
 
 
+def test_set_delivery_many_changes_only_the_tasks_named(store: Store) -> None:
+    insert(store, make_task(1), make_task(2), make_task(3, delivery_status="delivered"))
+    with store.transaction() as tx:
+        tx.tasks.set_delivery_many(["t001", "t003", "t001", "missing"], "session_queued")
+        tx.tasks.set_delivery_many([], "delivered")  # nothing to do
+    assert store.tasks.get("t001") == make_task(1, delivery_status="session_queued")
+    assert store.tasks.get("t002") == make_task(2)
+    assert store.tasks.get("t003") == make_task(3, delivery_status="session_queued")
+
+
 def test_events_count_per_task_and_go_with_their_task(store: Store) -> None:
     insert(store, make_task(1), make_task(2))
     with store.transaction() as tx:

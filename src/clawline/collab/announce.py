@@ -362,11 +362,10 @@ class Announcer:
         self, work: CatalogTransaction, rows: Sequence[InboxItem], status: str
     ) -> None:
         ids = [row.task_id for row in rows if row.task_id is not None]
-        found = work.tx.tasks.get_many(ids)  # one read for the batch, not one per row
-        for task_id in ids:
-            current = found.get(task_id)
-            if current is not None:
-                self._task_registry.set_delivery(task_id, status, tx=work.tx, current=current)
+        # one read and one write for the batch, not one of each per row
+        found = work.tx.tasks.get_many(ids)
+        tasks = [found[i] for i in dict.fromkeys(ids) if i in found]
+        self._task_registry.set_deliveries(tasks, status, tx=work.tx)
 
     async def _start_turn(self, delivery: Delivery, *, key: str | None = None) -> None:
         entry = delivery.entry

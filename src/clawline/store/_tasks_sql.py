@@ -158,6 +158,15 @@ class SqlTaskWrites(TaskWrites):
             [*params[1:], params[0]],
         )
 
+    def set_delivery_many(self, task_ids: Sequence[str], delivery_status: str) -> None:
+        unique = list(dict.fromkeys(task_ids))
+        if unique:
+            self._rows(
+                "UPDATE tasks SET delivery_status = ?"
+                f" WHERE task_id IN ({self._d.marks(len(unique))})",
+                [delivery_status, *unique],
+            )
+
     def delete(self, task_id: str) -> bool:
         return bool(self._rows("DELETE FROM tasks WHERE task_id = ? RETURNING task_id", [task_id]))
 

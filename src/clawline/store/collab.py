@@ -115,6 +115,10 @@ class TaskWrites(abc.ABC):
     def update(self, task: TaskRecord) -> None: ...
 
     @abc.abstractmethod
+    def set_delivery_many(self, task_ids: Sequence[str], delivery_status: str) -> None:
+        """Set the ``deliveryStatus`` of the tasks ``task_ids`` (one statement)."""
+
+    @abc.abstractmethod
     def delete(self, task_id: str) -> bool:
         """Delete the task and its events."""
 

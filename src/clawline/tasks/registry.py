@@ -21,7 +21,7 @@ transaction commits, every task it created or changed is published as a
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -278,6 +278,18 @@ class TaskRegistry(TaskLookups):
             task = replace(current, delivery_status=delivery)
             active.tasks.update(task)
             return self._told(active, task)
+
+    def set_deliveries(
+        self, tasks: Sequence[TaskRecord], delivery_status: str, *, tx: StoreTransaction
+    ) -> list[TaskRecord]:
+        """:meth:`set_delivery` for several tasks ``tx`` has read (locked), in one statement;
+        the tasks changed."""
+        delivery = choice("deliveryStatus", delivery_status, DELIVERY_STATUSES)
+        changed = [
+            replace(t, delivery_status=delivery) for t in tasks if t.delivery_status != delivery
+        ]
+        tx.tasks.set_delivery_many([task.task_id for task in changed], delivery)
+        return [self._told(tx, task) for task in changed]
 
     def delete(self, task_id: str, *, tx: StoreTransaction | None = None) -> bool:
         with self._tx(tx) as active:
