@@ -95,11 +95,11 @@ async def test_a_draft_survives_a_gateway_restart_and_a_reload(
     sockets: list[WebSocket] = []
     refused: list[WebSocket] = []  # a refused socket reports a socket error, not always a close
 
-    def opened(socket: WebSocket) -> None:
+    def on_socket(socket: WebSocket) -> None:
         sockets.append(socket)
         socket.on("socketerror", lambda _: refused.append(socket))
 
-    page.on("websocket", opened)
+    page.on("websocket", on_socket)
     composer = page.get_by_test_id("chat-composer-input")
     banner = page.get_by_test_id("connection-banner")
     banner_text = page.get_by_test_id("connection-banner-text")
