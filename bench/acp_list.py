@@ -257,7 +257,19 @@ def top(source: cProfile.Profile | pstats.Stats, limit: int = 22) -> str:
     stats.sort_stats("tottime").print_stats(limit)
     lines = [line for line in out.getvalue().splitlines() if line.strip()]
     start = next((i for i, line in enumerate(lines) if "ncalls" in line), 0)
-    return "\n".join(lines[start:])
+    total: float = stats.total_tt  # type: ignore[attr-defined]
+    head = f"{total:.3f} s profiled in all (the percentages are of it)"
+    return "\n".join([head, *(_with_share(line, total) for line in lines[start:])])
+
+
+def _with_share(line: str, total: float) -> str:
+    """A pstats row with its tottime's share of ``total`` in front."""
+    fields = line.split()
+    try:
+        tottime = float(fields[1])
+    except (IndexError, ValueError):
+        return line
+    return f"{100 * tottime / total:5.1f} % {line}" if total else line
 
 
 # --- report ----------------------------------------------------------------------------------
