@@ -574,7 +574,9 @@ def print_table(rows: list[Row]) -> None:
         print(f"  {figure:<{width}}  {value:>{value_width}}  {judged}")
 
 
-def big(args: argparse.Namespace, state: Path, store_url: str | None, rows: list[Row]) -> None:
+def listing_and_fanout(
+    args: argparse.Namespace, state: Path, store_url: str | None, rows: list[Row]
+) -> None:
     """(b) and (c): a gateway over a store of ``args.sessions`` sessions."""
     load_s = populate(state, args.sessions, store_url)
     store = "SQLite" if store_url is None else "PostgreSQL"
@@ -717,7 +719,7 @@ def main() -> int:
         # (b) sessions.list over a store of N sessions
         state = workdir / "big"
         with postgres_schema(args.store_url) as store_url:
-            big(args, state, store_url, rows)
+            listing_and_fanout(args, state, store_url, rows)
         print()
         print_table(rows)
         load = ", ".join(f"{value:.2f}" for value in os.getloadavg())

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from clawline.agents import idempotency
 from clawline.agents.echo import EchoRunner
 from clawline.agents.run_manager import RunManager
+from clawline.config import Settings
 from clawline.errors import InvalidField, InvalidSessionKey
 from clawline.runtime import Runtime
+from clawline.sessions.catalog import CatalogTransaction
 from clawline.testing import FakeClock, drained
 from clawline.testing.wire import WireRecorder
 from tests.agents.support import BlockingRunner
@@ -262,3 +267,40 @@ async def test_busy_sessions_is_a_snapshot_of_the_sessions_with_runs(services: R
     assert busy == {MAIN, "agent:main:side"}  # taken then, unchanged since
     assert services.runs.busy_sessions() == frozenset()
     assert not services.runs.has_active_run(MAIN)
+
+
+async def test_a_run_refused_after_its_start_was_reserved_gives_its_lane_slot_back(
+    tmp_path: Path,
+) -> None:
+    # One slot on the subagent lane: a run that can start at once reserves it before its
+    # accepting transaction; that transaction fails here, so the slot must go back, else
+    # the next run on the lane would wait for ever.
+    raw = {"agents": {"defaults": {"subagents": {"maxConcurrent": 1}}}}
+    runtime = Runtime.open(Settings(state_dir=tmp_path, raw=raw))
+
+    def refuse(work: CatalogTransaction) -> None:
+        raise InvalidField("refused by the test")
+
+    try:
+        with pytest.raises(InvalidField):
+            await runtime.runs.send(
+                session_key="agent:main:subagent:one",
+                message="m",
+                idempotency_key="refused",
+                origin="agent",
+                lane="subagent",
+                prepare=refuse,
+            )
+        assert runtime.store.get("agent:main:subagent:one") is None  # nothing written
+        ack = await runtime.runs.send(
+            session_key="agent:main:subagent:two",
+            message="n",
+            idempotency_key="next",
+            origin="agent",
+            lane="subagent",
+        )
+        outcome = await asyncio.wait_for(ack.done, timeout=10)
+        assert (outcome.status, outcome.text) == ("done", "echo: n")
+    finally:
+        await runtime.runs.shutdown()
+        runtime.close()

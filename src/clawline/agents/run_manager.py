@@ -125,7 +125,6 @@ class _Prepared:
     target: str | None
     started: Change | None = None
     """The entry written ``running`` with the run's start, when its start was claimed."""
-    started_at: int | None = None
 
 
 RunnerRoute: TypeAlias = tuple[Callable[[str], bool], Callable[[], Runner]]
@@ -395,12 +394,11 @@ class RunManager:
                 run.message_seq = event.seq
                 self._hand_off(tx, run, target, key_stored=True)
             started: Change | None = None
-            now: int | None = None
             if start:
                 now = self._clock.now_ms()
                 changes = {"status": "running", "startedAt": now, "endedAt": None}
                 started = work.patch(key, {**changes, "runtimeMs": None}, create=False)
-        return _Prepared(entry.session_id, event, target, started, now)
+        return _Prepared(entry.session_id, event, target, started)
 
     def _existing_now(self, run: Run) -> _Prepared:
         """On the store thread: for a run whose message is already written, the session id,
@@ -473,7 +471,7 @@ class RunManager:
         if started is not None and started.after is not None:
             run.start_written = started.after
             run.first_run = started.before is not None and started.before.started_at is None
-            run.started_at = prepared.started_at
+            run.started_at = started.after.started_at
             if run.stop is None and self._closed:
                 run.request_stop(StopRequest.ABORT)
             self._lanes.enqueue(run)  # it ends through its lane: its end status is written

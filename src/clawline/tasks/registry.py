@@ -273,11 +273,8 @@ class TaskRegistry(TaskLookups):
         delivery = choice("deliveryStatus", delivery_status, DELIVERY_STATUSES)
         with self._tx(tx) as active:
             current = self._read(active, task_id, current, tx)
-            if current.delivery_status == delivery:
-                return current
-            task = replace(current, delivery_status=delivery)
-            active.tasks.update(task)
-            return self._told(active, task)
+            changed = self.set_deliveries([current], delivery, tx=active)
+            return changed[0] if changed else current
 
     def set_deliveries(
         self, tasks: Sequence[TaskRecord], delivery_status: str, *, tx: StoreTransaction
