@@ -259,8 +259,11 @@ async def test_wait_mode_times_out(make_services: MakeServices) -> None:
             timeoutSeconds=1,
         )
     )
+    start = clock.now_ms()
     await eventually(lambda: services.runs.has_active_run(CHILD))
-    await clock.run_for(999)  # the wait runs on the runtime's clock: virtual time here
+    # the wait runs on the runtime's clock (virtual time here): advance it once the tool waits
+    await eventually(lambda: clock.next_deadline == start + 1000)
+    await clock.run_for(999)
     await drained(services)
     assert not sending.done()
     await clock.run_for(1)

@@ -2,7 +2,9 @@
 
 ``bench/agents.py`` times 1,000 children; this pins the store work behind that time, which
 would otherwise grow without any test noticing (each extra statement per child is ~1 % of the
-bench). The bounds are today's figures with a little room; lower them when the work drops.
+bench). The bounds are today's figures with a little room (4.3 transactions and 30.6 statements per
+child here, where ten at a time make more completion turns per child than the bench's twenty);
+lower them when the work drops.
 The counts come from the SQLite connection's own trace callback, from the parent's message
 until every completion is delivered and the parent is idle.
 """
@@ -21,7 +23,7 @@ from clawline.testing.waiting import eventually
 PARENT = "agent:main:main"
 CHILDREN = 40
 MAX_TRANSACTIONS_PER_CHILD = 5.0
-MAX_STATEMENTS_PER_CHILD = 48.0
+MAX_STATEMENTS_PER_CHILD = 32.0
 
 
 def _store_settled(store: Store) -> bool:

@@ -197,6 +197,9 @@ class RunExecution:
         store, workers = self._store, self._workers
 
         async def load_history(limit: int) -> list[JSONObject]:
+            opening = run.opening
+            if opening is not None and limit > 0:
+                return [message_json(opening)]
             session_id = run.session_id or ""
             events = await workers.run(read_messages, store, session_id, limit)
             return [message_json(event) for event in events]
@@ -227,6 +230,7 @@ class RunExecution:
             load_history=load_history,
             message_seq=run.message_seq,
             append_message=append_message,
+            entry=run.start_written,
         )
 
     async def _invoke(self, run: Run, stream: RunStream) -> _Ending:

@@ -16,6 +16,7 @@ from typing import Literal, TypeAlias
 from clawline.errors import Unavailable
 from clawline.records.outbox import OutboxKind, OutboxTarget
 from clawline.records.session import SessionEntry
+from clawline.records.transcript import TranscriptEvent
 from clawline.types import JSON, JSONObject, SessionStatus
 
 Origin: TypeAlias = Literal["chat", "agent"]
@@ -161,6 +162,10 @@ class Run:
     claimed); the run then tells the start without writing it again."""
     first_run: bool = False
     """With :attr:`start_written`: the session had not run before."""
+    opening: TranscriptEvent | None = None
+    """With :attr:`start_written`: the run's user message when it opened the transcript
+    (seq 1). The run's history is then that message, as the accepting transaction left the
+    transcript, and is not read again."""
     end_written: bool = False
     """The run's end transaction committed (with what the end writers added to it)."""
     state: RunState = RunState.PENDING

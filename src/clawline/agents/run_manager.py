@@ -471,6 +471,8 @@ class RunManager:
         if started is not None and started.after is not None:
             run.start_written = started.after
             run.first_run = started.before is not None and started.before.started_at is None
+            if prepared.event is not None and prepared.event.seq == 1:
+                run.opening = prepared.event
             run.started_at = started.after.started_at
             if run.stop is None and self._closed:
                 run.request_stop(StopRequest.ABORT)

@@ -28,6 +28,7 @@ from typing import Literal, Protocol, TypeAlias
 
 from clawline.agents.run import Origin
 from clawline.agents.stream import RunStream
+from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
 
 ToolPhase: TypeAlias = Literal["start", "update", "result"]
@@ -74,6 +75,7 @@ class RunContext:
         load_history: HistoryLoader,
         message_seq: int | None = None,
         append_message: MessageAppender | None = None,
+        entry: SessionEntry | None = None,
     ) -> None:
         self.run_id = run_id
         self.session_key = session_key
@@ -92,6 +94,9 @@ class RunContext:
         """Set when the run is asked to stop (abort, timeout, shutdown)."""
         self.message_seq = message_seq
         """The transcript seq of this run's user message (``None`` if unknown)."""
+        self.entry = entry
+        """The session's entry as the transaction that started this run wrote it (``None``:
+        not at hand, read it)."""
         self._stream = stream
         self._load_history = load_history
         self._append = append_message

@@ -52,7 +52,7 @@ from clawline.agents.providers.registry import ProviderRegistry
 from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.tools.base import Tool, ToolContext, ToolHost, ToolResult, ToolSpec
 from clawline.agents.tools.registry import ToolRegistry
-from clawline.agents.workspace import ensure_workspace, workspace_for
+from clawline.agents.workspace import EnsuredWorkspaces, workspace_for
 from clawline.config import AgentConfig, AgentsConfig
 
 if TYPE_CHECKING:
@@ -104,14 +104,17 @@ class AgentRunner:
         """What the turn's tools may ask of the gateway (``ToolContext.host``)."""
         self._catalog = catalog
         self._workers = workers
+        self._workspaces = EnsuredWorkspaces()
 
     async def run(self, ctx: RunContext) -> RunOutput:
         agent = self.config.resolve_agent(ctx.agent_id)
-        entry = await self._workers.run(self._catalog.get, ctx.session_key)
+        entry = ctx.entry
+        if entry is None:
+            entry = await self._workers.run(self._catalog.get, ctx.session_key)
         provider, model = self.providers.resolve(agent.model)
         tools = {tool.spec.name: tool for tool in self.tools.tools_for(agent, entry)}
         specs = [tool.spec for tool in tools.values()]
-        workspace = await asyncio.to_thread(ensure_workspace, workspace_for(agent, entry))
+        workspace = await self._workspaces.ensure(workspace_for(agent, entry))
         history = await ctx.history(TURN_HISTORY_LIMIT)
         messages = model_messages(history, current_seq=ctx.message_seq)
         call_ids = CallIds(history)

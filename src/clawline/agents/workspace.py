@@ -16,8 +16,10 @@ workspace goes through :class:`~clawline.agents.confined.ConfinedDir`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,3 +69,27 @@ def ensure_workspace(path: Path) -> Path:
     was resolved) is refused with :class:`~clawline.agents.confined.SymlinkRefused`."""
     ConfinedDir.open(path, create=True, mode=0o700).close()
     return path
+
+
+class EnsuredWorkspaces:
+    """The workspaces a runner has made sure of, so that a turn in one of them costs one
+    ``lstat`` of it, not a walk from ``/`` on a worker thread (most of a short turn's own
+    work). The walk only ever guarded the directory's creation: every file access below it
+    walks again (:class:`~clawline.agents.confined.ConfinedDir`), and a workspace that is gone
+    or was swapped for a symlink is walked again here, so created, or refused."""
+
+    def __init__(self) -> None:
+        self._ensured: set[Path] = set()
+
+    async def ensure(self, path: Path) -> Path:
+        """:func:`ensure_workspace` unless ``path`` was ensured before and is a directory."""
+        if path in self._ensured:
+            try:
+                if stat.S_ISDIR(os.lstat(path).st_mode):
+                    return path
+            except OSError:
+                pass
+            self._ensured.discard(path)
+        await asyncio.to_thread(ensure_workspace, path)
+        self._ensured.add(path)
+        return path

@@ -91,7 +91,7 @@ from clawline.collab.spawn_plan import ChildPlan, plan_child
 from clawline.collab.spawn_write import ChildLimitReached, max_children_text
 from clawline.collab.subagents import StartFailed, SubagentRegistry
 from clawline.collab.tool_args import ArgumentError
-from clawline.config import AttachmentLimits
+from clawline.config import AttachmentLimits, SubagentLimits
 from clawline.errors import ClawlineError, Conflict, LabelInUse
 from clawline.records.collab import SubagentRun
 from clawline.types import JSON, JSONObject
@@ -230,7 +230,18 @@ class SessionsSpawnTool:
         requester = self._catalog.canonical(ctx.session_key)
         store, workers = self._store, self._workers
         acp = request.runtime == "acp"  # the ACP spawner reads the requester itself
-        look = await first_look(ctx, requester, store=store, workers=workers, requester_too=not acp)
+        look = await first_look(
+            ctx,
+            requester,
+            store=store,
+            workers=workers,
+            requester_too=not acp,
+            turn_entry=not request.thread,
+            ahead=acp
+            or request.thread
+            or bool(request.attachments)
+            or self._plugins.implements("subagent_spawning"),
+        )
         if look.earlier is not None:
             return await _accepted_again(look.earlier, store=store, workers=workers)
         if acp:
@@ -270,27 +281,18 @@ class _Spawn:
                 f"{limits.max_spawn_depth})",
                 "forbidden",
             )
+        refusal = self._after_the_limit(limits, requester_agent, target)
         active = self.look.active
-        if active >= limits.max_children_per_agent:
+        if active is None and refusal is not None:
+            # The limit comes first: a spawn refused for something else is refused for it
+            # when the limit refuses it too (the transaction would check it otherwise).
+            tool_store = tool._store
+            active = await tool._workers.run(tool_store.runs.count_active, requester)
+        if active is not None and active >= limits.max_children_per_agent:
             return _refused(max_children_text(active, limits.max_children_per_agent), "forbidden")
-        if limits.require_agent_id and request.agent_id is None:
-            return _refused(REQUIRE_AGENT_ID, "forbidden")
-        if not limits.allows_target(requester_agent, target):
-            allowed = _allowed_text(limits.allow_agents)
-            return _refused(
-                f"agentId is not allowed for sessions_spawn (allowed: {allowed})", "forbidden"
-            )
-        targets = spawn_targets(config, requester_agent, tool._catalog.default_agent_id)
-        if target not in targets.defined:
-            return _refused(not_in_registry(target, targets), "forbidden")
-        if request.sandbox == "require":
-            return _refused(SANDBOX_REQUIRE, "forbidden")
+        if refusal is not None:
+            return refusal
         thinking = request.thinking.lower() if request.thinking is not None else None
-        if thinking is not None and thinking not in THINKING_LEVELS:
-            return _refused(
-                f'Invalid thinking level "{request.thinking}". Use one of: '
-                f"{', '.join(THINKING_LEVELS)}."
-            )
         model, model_applied, warning = self._model()
         target_agent = config.resolve_agent(target)
         workspace = self.ctx.workspace
@@ -332,7 +334,7 @@ class _Spawn:
                 attachments = prepare_attachments(request.attachments, tool._attachments)
             except AttachmentRefused as error:
                 return _refused(str(error))
-        refusal = await spawning_refusal(
+        plugin_refusal = await spawning_refusal(
             plugins=tool._plugins,
             requester=requester,
             requester_run_id=self.ctx.run_id,
@@ -343,8 +345,8 @@ class _Spawn:
             runtime="subagent",
             task=plan.task,
         )
-        if refusal is not None:
-            return _refused(refusal)
+        if plugin_refusal is not None:
+            return _refused(plugin_refusal)
         return await self._start(
             plan,
             Path(workspace),
@@ -354,6 +356,31 @@ class _Spawn:
             max_children=limits.max_children_per_agent,
             thread=thread,
         )
+
+    def _after_the_limit(
+        self, limits: SubagentLimits, requester_agent: str, target: str
+    ) -> ToolResult | None:
+        """The first refusal of the checks after the active-children limit, if any."""
+        request, config = self.request, self.tool._config
+        if limits.require_agent_id and request.agent_id is None:
+            return _refused(REQUIRE_AGENT_ID, "forbidden")
+        if not limits.allows_target(requester_agent, target):
+            allowed = _allowed_text(limits.allow_agents)
+            return _refused(
+                f"agentId is not allowed for sessions_spawn (allowed: {allowed})", "forbidden"
+            )
+        targets = spawn_targets(config, requester_agent, self.tool._catalog.default_agent_id)
+        if target not in targets.defined:
+            return _refused(not_in_registry(target, targets), "forbidden")
+        if request.sandbox == "require":
+            return _refused(SANDBOX_REQUIRE, "forbidden")
+        thinking = request.thinking.lower() if request.thinking is not None else None
+        if thinking is not None and thinking not in THINKING_LEVELS:
+            return _refused(
+                f'Invalid thinking level "{request.thinking}". Use one of: '
+                f"{', '.join(THINKING_LEVELS)}."
+            )
+        return None
 
     def _model(self) -> tuple[str | None, bool | None, str | None]:
         """The model override: ``(model, modelApplied, warning)``."""

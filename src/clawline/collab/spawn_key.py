@@ -9,7 +9,11 @@ requester). The spawn looks it up twice:
   requester's entry and active children for the checks that follow): a call redone after a
   crash — the turn that made it was cut off after the child was committed but before the
   call's result reached the transcript — answers the original accepted result at once, before
-  any check that the redo would now fail (the child limit counts that very child);
+  any check that the redo would now fail (the child limit counts that very child), and before
+  anything a spawn does ahead of its transaction that the transaction cannot take back: a
+  thread created on a channel, attachments written, a ``subagent_spawning`` plugin asked. A
+  spawn with none of those skips this look (its transaction makes both checks, the key's
+  first: a redo is answered there, ahead of the limit);
 - then inside the spawn transaction, after the requester's spawn lock
   (``tx.runs.count_active``): a concurrent spawn with the same key that committed meanwhile
   makes the transaction raise :class:`AlreadySpawned`, which is answered the same way. The
@@ -56,20 +60,45 @@ class FirstLook:
 
     earlier: SubagentRun | None
     requester_entry: SessionEntry | None = None
-    active: int = 0
+    active: int | None = None
+    """The requester's active children (``None``: not counted, left to the transaction)."""
 
 
 async def first_look(
-    ctx: ToolContext, requester: str, *, store: Store, workers: StoreWorkers, requester_too: bool
+    ctx: ToolContext,
+    requester: str,
+    *,
+    store: Store,
+    workers: StoreWorkers,
+    requester_too: bool,
+    turn_entry: bool = False,
+    ahead: bool = True,
 ) -> FirstLook:
-    """The unlocked reads before a spawn, in one trip to a store worker."""
-    return await workers.run(_first_look_now, store, requester, spawn_key(ctx), requester_too)
+    """The unlocked reads before a spawn, in one trip to a store worker (none when there is
+    nothing to read). ``turn_entry``: the requester's entry may be the one the calling turn
+    holds (the spawn reads only what a session's life does not change, its depth and agent; a
+    thread-bound spawn also reads its delivery context, and reads the entry afresh).
+    ``ahead=False``: the spawn does nothing its transaction cannot take back, so the key and
+    the active children are left to the transaction (``active`` is then ``None``)."""
+    known = ctx.entry if turn_entry and ctx.entry is not None else None
+    if known is not None and known.key != requester:
+        known = None
+    key = spawn_key(ctx) if ahead else None
+    if key is None and requester_too and known is not None and not ahead:
+        return FirstLook(None, known)
+    return await workers.run(_first_look_now, store, requester, key, requester_too, known, ahead)
 
 
 def _first_look_now(
-    store: Store, requester: str, key: str | None, requester_too: bool
+    store: Store,
+    requester: str,
+    key: str | None,
+    requester_too: bool,
+    known: SessionEntry | None,
+    ahead: bool,
 ) -> FirstLook:
     earlier = None if key is None else store.runs.by_spawn_key(requester, key)
     if earlier is not None or not requester_too:
         return FirstLook(earlier)
-    return FirstLook(None, store.get(requester), store.runs.count_active(requester))
+    entry = known if known is not None else store.get(requester)
+    return FirstLook(None, entry, store.runs.count_active(requester) if ahead else None)

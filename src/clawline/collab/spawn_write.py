@@ -78,7 +78,7 @@ def write_child(
             raise ChildLimitReached(active, max_children)
     if thread is not None:
         changes = {**changes, "deliveryContext": thread.delivery_context()}
-    entry = work.patch(child_key, changes, cause=Cause("create")).after
+    entry = work.patch(child_key, changes, cause=Cause("create"), new=True).after
     assert entry is not None
     now = clock.now_ms()
     if thread is not None:
@@ -94,6 +94,7 @@ def write_child(
         source_id=run_id,
         running=True,
         task_id=task_id,
+        new_child=True,
         tx=tx,
     )
     written = None if record is None else record(now)

@@ -196,10 +196,11 @@ class SessionCatalog:
         *,
         create: bool,
         touch: bool,
+        new: bool = False,
     ) -> Change:
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        current = tx.get(canonical)
+        current = None if new else tx.get(canonical)
         if current is None and not create:
             raise SessionNotFound(f"session not found: {canonical}")
         result = apply_changes(
@@ -215,7 +216,7 @@ class SessionCatalog:
             # Every row whose stored path runs through this session moves with it (children
             # created before it existed included). No key on the new parent's path may
             # appear below it, not even a deleted session still named on a path.
-            moving = tx.subtree_paths(old_path)
+            moving = [] if new else tx.subtree_paths(old_path)
             ancestors = set(parent_path)
             if canonical in ancestors or any(
                 not ancestors.isdisjoint(below[len(old_path) :]) for below in moving
@@ -336,14 +337,14 @@ class SessionCatalog:
         check_event(type, data)
         canonical = self.canonical(key)
         now = self.clock.now_ms()
-        current = tx.get(canonical)
-        if current is None:
+        if touch:
+            touched = tx.touch(canonical, now)
+            current, after = touched if touched is not None else (None, None)
+        else:
+            current = after = tx.get(canonical)
+        if current is None or after is None:
             raise SessionNotFound(f"session not found: {canonical}")
-        event = tx.append_event(current.session_id, now, type, data, session_key=canonical)
-        after = current
-        if touch and now > current.updated_at:
-            after = replace(current, updated_at=now)
-            tx.update(after)
+        event = tx.append_event(after.session_id, now, type, data, session_key=canonical)
         return event, Change(key=canonical, before=current, after=after)
 
 
@@ -395,8 +396,12 @@ class CatalogTransaction:
         create: bool = True,
         touch: bool = True,
         cause: Cause | None = None,
+        new: bool = False,
     ) -> Change:
-        change = self.catalog._patch(self.tx, key, changes, create=create, touch=touch)
+        """See :meth:`SessionCatalog.patch`. ``new``: ``key`` was just minted (a spawn's
+        ``…:subagent:<uuid>``), so there is no row to read and none below it to move; should
+        a row exist after all, the insert fails and the transaction with it."""
+        change = self.catalog._patch(self.tx, key, changes, create=create, touch=touch, new=new)
         return self._record(change, cause)
 
     def delete(

@@ -7,6 +7,7 @@ from typing import Any
 
 from clawline.errors import Conflict
 from clawline.records.collab import SubagentRun
+from clawline.store._changed_columns import KnownRows, update_statement
 from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
 from clawline.store._instances_sql import RUNNING_INSTANCES
 from clawline.store.collab import RunReads, RunWrites
@@ -110,6 +111,15 @@ class SqlRunWrites(_RunSql, RunWrites):
     def __init__(self, execute: Execute, dialect: Dialect, instance_id: str | None) -> None:
         super().__init__(execute, dialect)
         self._instance_id = instance_id
+        self._known = KnownRows()
+        """Rows this transaction read or wrote, as stored (:data:`RUN_COLUMNS` order, JSON
+        as the dialect writes it): :meth:`update` writes only what changed."""
+
+    def _runs(self, statement: str, params: list[Any]) -> list[SubagentRun]:
+        rows = self._execute(self._d.q(statement), params)
+        for row in rows:
+            self._known.remember(row[0], row)
+        return [run_from_row(row, self._d) for row in rows]
 
     def get(self, run_id: str) -> SubagentRun | None:
         found = self._runs(f"{_SELECT} WHERE run_id = ?{self._d.for_update}", [run_id])
@@ -118,15 +128,17 @@ class SqlRunWrites(_RunSql, RunWrites):
     def insert(self, run: SubagentRun) -> None:
         if run.instance_id is None:
             run = replace(run, instance_id=self._instance_id)
+        params = run_params(run, self._d)
         rows = self._execute(
             self._d.q(
                 f"INSERT INTO subagent_runs ({', '.join(RUN_COLUMNS)})"
                 f" VALUES ({self._d.marks(len(RUN_COLUMNS))})"
                 " ON CONFLICT DO NOTHING RETURNING run_id"
             ),
-            run_params(run, self._d),
+            params,
         )
         if rows:
+            self._known.remember(run.run_id, params)
             return
         if run.spawn_key is not None and self.get(run.run_id) is None:
             raise Conflict(f"subagent run already recorded for spawn key {run.spawn_key}")
@@ -134,13 +146,19 @@ class SqlRunWrites(_RunSql, RunWrites):
 
     def update(self, run: SubagentRun) -> None:
         params = run_params(run, self._d)
-        assignments = ", ".join(f"{column} = ?" for column in RUN_COLUMNS[1:])
-        self._execute(
-            self._d.q(f"UPDATE subagent_runs SET {assignments} WHERE run_id = ?"),
-            [*params[1:], params[0]],
-        )
+        changed = self._known.changed(run.run_id, params)
+        if changed is None:
+            changed = list(range(1, len(RUN_COLUMNS)))
+        if changed:
+            columns = tuple(RUN_COLUMNS[index] for index in changed)
+            self._execute(
+                self._d.q(update_statement("subagent_runs", columns, "run_id")),
+                [*(params[index] for index in changed), run.run_id],
+            )
+        self._known.remember(run.run_id, params)
 
     def adopt(self, run_id: str) -> bool:
+        self._known.forget(run_id)
         rows = self._execute(
             self._d.q(
                 "UPDATE subagent_runs SET instance_id = ?"
@@ -151,6 +169,7 @@ class SqlRunWrites(_RunSql, RunWrites):
         return bool(rows)
 
     def delete(self, run_id: str) -> bool:
+        self._known.forget(run_id)
         rows = self._execute(
             self._d.q("DELETE FROM subagent_runs WHERE run_id = ? RETURNING run_id"), [run_id]
         )

@@ -7,6 +7,7 @@ from typing import Any
 
 from clawline.errors import Conflict
 from clawline.records.task import TERMINAL_STATUSES, TaskEvent, TaskRecord
+from clawline.store._changed_columns import KnownRows, update_statement
 from clawline.store._dialect import TASK_COLUMNS, Dialect, Execute, task_from_row, task_params
 from clawline.store.collab import TaskPage, TaskQuery, TaskReads, TaskWrites
 from clawline.store.cursor import Position
@@ -103,13 +104,20 @@ class SqlTaskWrites(TaskWrites):
     def __init__(self, execute: Execute, dialect: Dialect) -> None:
         self._execute = execute
         self._d = dialect
+        self._known = KnownRows()
+        """Rows this transaction read or wrote (their values are the row's columns, in
+        :data:`TASK_COLUMNS` order): :meth:`update` writes only what changed."""
 
     def _rows(self, statement: str, params: list[Any]) -> list[Any]:
         return self._execute(self._d.q(statement), params)
 
+    def _read(self, row: Sequence[Any]) -> TaskRecord:
+        self._known.remember(row[0], row)
+        return task_from_row(row)
+
     def get(self, task_id: str) -> TaskRecord | None:
         rows = self._rows(f"{_SELECT} WHERE task_id = ?{self._d.for_update}", [task_id])
-        return task_from_row(rows[0]) if rows else None
+        return self._read(rows[0]) if rows else None
 
     def get_many(self, task_ids: Sequence[str]) -> dict[str, TaskRecord]:
         unique = list(dict.fromkeys(task_ids))
@@ -120,7 +128,7 @@ class SqlTaskWrites(TaskWrites):
             f" ORDER BY task_id{self._d.for_update}",
             unique,
         )
-        return {task.task_id: task for task in map(task_from_row, rows)}
+        return {task.task_id: task for task in map(self._read, rows)}
 
     def find_duplicate(self, task: TaskRecord) -> TaskRecord | None:
         identity = (
@@ -138,28 +146,37 @@ class SqlTaskWrites(TaskWrites):
             f" AND run_id {same} ? AND label {same} ? AND task = ? {_ORDER} LIMIT 1",
             list(identity),
         )
-        return task_from_row(rows[0]) if rows else None
+        return self._read(rows[0]) if rows else None
 
     def insert(self, task: TaskRecord) -> None:
+        params = task_params(task)
         rows = self._rows(
             f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)})"
             f" VALUES ({self._d.marks(len(TASK_COLUMNS))})"
             " ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
-            task_params(task),
+            params,
         )
         if not rows:
             raise Conflict(f"task already exists: {task.task_id}")
+        self._known.remember(task.task_id, params)
 
     def update(self, task: TaskRecord) -> None:
-        columns = TASK_COLUMNS[1:]
         params = task_params(task)
-        self._rows(
-            f"UPDATE tasks SET {', '.join(f'{c} = ?' for c in columns)} WHERE task_id = ?",
-            [*params[1:], params[0]],
-        )
+        changed = self._known.changed(task.task_id, params)
+        if changed is None:
+            changed = list(range(1, len(TASK_COLUMNS)))
+        if changed:
+            columns = tuple(TASK_COLUMNS[index] for index in changed)
+            self._rows(
+                update_statement("tasks", columns, "task_id"),
+                [*(params[index] for index in changed), task.task_id],
+            )
+        self._known.remember(task.task_id, params)
 
     def set_delivery_many(self, task_ids: Sequence[str], delivery_status: str) -> None:
         unique = list(dict.fromkeys(task_ids))
+        for task_id in unique:
+            self._known.forget(task_id)
         if unique:
             self._rows(
                 "UPDATE tasks SET delivery_status = ?"
@@ -168,9 +185,11 @@ class SqlTaskWrites(TaskWrites):
             )
 
     def delete(self, task_id: str) -> bool:
+        self._known.forget(task_id)
         return bool(self._rows("DELETE FROM tasks WHERE task_id = ? RETURNING task_id", [task_id]))
 
     def delete_expired(self, now: int, limit: int) -> list[str]:
+        self._known.forget()
         rows = self._rows(
             "DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM tasks"
             f" WHERE cleanup_after <= ? AND status IN ({_TERMINAL})"

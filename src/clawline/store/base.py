@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from clawline.records.session import SessionEntry
@@ -196,6 +196,19 @@ class StoreTransaction(abc.ABC):
 
     @abc.abstractmethod
     def update(self, entry: SessionEntry) -> None: ...
+
+    def touch(self, key: str, now: int) -> tuple[SessionEntry, SessionEntry] | None:
+        """Move the session's ``updatedAt`` up to ``now`` (never back); ``(before, after)``,
+        or ``None`` when there is no such session. A backend may do it without reading the
+        row first (see the SQLite store)."""
+        current = self.get(key)
+        if current is None:
+            return None
+        if now <= current.updated_at:
+            return current, current
+        after = replace(current, updated_at=now)
+        self.update(after)
+        return current, after
 
     @abc.abstractmethod
     def delete(self, key: str) -> bool: ...

@@ -126,10 +126,13 @@ class TaskRegistry(TaskLookups):
         delivery_status: str | None = None,
         running: bool = False,
         task_id: str | None = None,
+        new_child: bool = False,
         tx: StoreTransaction | None = None,
     ) -> TaskRecord:
         """A new task (``queued``, or ``running`` with ``running=True``); or the existing one
-        when a task with the same runtime, owner, child, run id, label and task text exists.
+        when a task with the same runtime, owner, child, run id, label and task text exists
+        (not looked for with ``new_child``: the child session was created in ``tx`` under a
+        key just minted, so no task can name it yet).
 
         ``owner_key`` defaults to the requester; ``agent_id`` to the agent of the child (else
         the requester) session key; ``notify_policy`` and ``delivery_status`` to OpenClaw's
@@ -174,7 +177,7 @@ class TaskRegistry(TaskLookups):
             last_event_at=now,
         )
         with self._tx(tx) as active:
-            existing = active.tasks.find_duplicate(record)
+            existing = None if new_child else active.tasks.find_duplicate(record)
             if existing is not None:
                 return existing
             active.tasks.insert(record)

@@ -96,7 +96,8 @@ def create_sessions(db: psycopg.Connection[TupleRow]) -> None:
         )
         """
     )
-    # Every session write takes its row revision from this store-wide sequence.
+    # Session writes once took their row revisions from this sequence; revisions are drawn at
+    # random now (clawline.store._sessions_table.new_revision), the migration stays as it ran.
     db.execute("CREATE SEQUENCE clawline_session_revision")
     for statement in (
         "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, key DESC)",

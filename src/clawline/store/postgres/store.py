@@ -42,6 +42,7 @@ from clawline.store._sessions_table import (
     EntryCache,
     entry_from_row,
     entry_to_params,
+    new_revision,
 )
 from clawline.store._sql import (
     ORDER_BY,
@@ -92,7 +93,6 @@ _UPDATE = (
     + ", ".join(f"{column} = %s" for column in COLUMNS[1:])
     + ", revision = %s WHERE key = %s"
 )
-_NEXT_REVISION = "SELECT nextval('clawline_session_revision')"
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
 _GET_FOR_UPDATE = f"{_SELECT} WHERE key = %s FOR UPDATE"
 _ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(%s, %s)"
@@ -123,11 +123,9 @@ class _Transaction(StoreTransaction):
         attach_writes(self, cursor, dialect, instance_id)
 
     def _next_revision(self) -> int:
-        """The revision every row this transaction writes gets (taken once, on first write)."""
+        """The revision every row this transaction writes gets (drawn once, on first write)."""
         if self._revision is None:
-            row = self._one(_NEXT_REVISION, ())
-            assert row is not None
-            self._revision = int(row[0])
+            self._revision = new_revision()
         return self._revision
 
     def _one(self, statement: str, params: Sequence[Any]) -> TupleRow | None:

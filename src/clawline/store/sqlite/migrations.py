@@ -43,7 +43,9 @@ Migration = Callable[[sqlite3.Connection], None]
 
 def create_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE clawline_meta (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
-    # The store-wide counter every session write takes its row revision from.
+    # The store-wide counter session writes once took their row revisions from; revisions
+    # are drawn at random now (clawline.store._sessions_table.new_revision), the row stays as
+    # this migration has always written it.
     db.execute("INSERT INTO clawline_meta (name, value) VALUES ('revision', 0)")
 
 

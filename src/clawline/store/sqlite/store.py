@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,17 @@ import orjson
 from clawline.errors import LabelInUse, StoreError, StoreUnavailable
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent, TranscriptInfo
+from clawline.store._changed_columns import update_statement
 from clawline.store._extensions_sql import lookup_sessions, replace_session_rows
 from clawline.store._sessions_table import (
     COLUMNS,
+    ENTRY_COLUMNS,
     INSERT_COLUMNS,
     SELECT_COLUMNS,
     EntryCache,
     entry_from_row,
     entry_to_params,
+    new_revision,
 )
 from clawline.store._sql import (
     ORDER_BY,
@@ -60,11 +64,25 @@ _UPDATE = (
     + ", ".join(f"{column} = ?" for column in COLUMNS[1:])
     + ", revision = ? WHERE key = ?"
 )
-_NEXT_REVISION = (
-    "UPDATE clawline_meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
+_FIELD_COLUMNS = tuple(
+    (index, name) for index, name in enumerate(COLUMNS) if name in ENTRY_COLUMNS and name != "key"
 )
+"""Position and name of the columns an update may change: an entry's fields but its key (the
+key, and with it ``agent_id`` and ``key_kind``, is the row's identity)."""
 _SELECT = f"SELECT {SELECT_COLUMNS} FROM sessions"
 _NEXT_SEQ = "UPDATE transcripts SET last_seq = last_seq + 1 WHERE session_id = ? RETURNING last_seq"
+_TOUCH_KNOWN = "UPDATE sessions SET updated_at = ?, revision = ? WHERE key = ? AND revision = ?"
+"""Touch a row known by its revision: it matches only if the row is still what is known."""
+_OPEN_TRANSCRIPT = (
+    "INSERT INTO transcripts (session_id, session_key, created_at) VALUES (?, ?, ?)"
+    " ON CONFLICT (session_id) DO NOTHING"
+)
+_OPEN_WITH_FIRST_SEQ = (
+    "INSERT INTO transcripts (session_id, session_key, created_at, last_seq) VALUES (?, ?, ?, 1)"
+    " ON CONFLICT (session_id) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq"
+)
+"""Open a transcript with its first event's seq, or number the next event of one that is
+open already: one statement where opening and numbering would be two."""
 
 _CACHED_STATEMENTS = 1024
 """Prepared statements the connection keeps (sqlite3's default is 128). The store runs a few
@@ -98,9 +116,18 @@ def _is_label_conflict(error: sqlite3.IntegrityError) -> bool:
 
 
 class _Transaction(StoreTransaction):
-    def __init__(self, db: sqlite3.Connection, instance_id: str | None) -> None:
+    def __init__(self, db: sqlite3.Connection, instance_id: str | None, known: EntryCache) -> None:
         self._db = db
+        self._known = known
+        """The store's entries by revision: :meth:`touch` writes against one without reading
+        the row, the revision in its ``WHERE`` proving the entry is the row."""
+        self._seen: dict[str, tuple[int, SessionEntry] | None] = {}
+        """What this transaction learnt of rows, for the store's entries once it commits:
+        ``(revision, entry)``, or ``None`` to forget the row."""
         self._revision: int | None = None
+        self._opening: dict[str, tuple[str, int]] = {}
+        """Transcripts opened in this transaction and not written yet: session id → (key,
+        created at)."""
         self._entries: dict[str, SessionEntry | None] = {}
         """Session rows this transaction has read or written: the transaction holds the
         database's write lock and every write to ``sessions`` goes through the methods below,
@@ -108,9 +135,9 @@ class _Transaction(StoreTransaction):
         attach_writes(self, db, instance_id)
 
     def _next_revision(self) -> int:
-        """The revision every row this transaction writes gets (taken once, on first write)."""
+        """The revision every row this transaction writes gets (drawn once, on first write)."""
         if self._revision is None:
-            self._revision = int(self._db.execute(_NEXT_REVISION).fetchone()[0])
+            self._revision = new_revision()
         return self._revision
 
     def get(self, key: str) -> SessionEntry | None:
@@ -118,7 +145,30 @@ class _Transaction(StoreTransaction):
             return self._entries[key]
         row = self._db.execute(f"{_SELECT} WHERE key = ?", (key,)).fetchone()
         entry = self._entries[key] = entry_from_row(row) if row else None
+        if entry is not None:
+            self._seen[key] = (row[-1], entry)
         return entry
+
+    def touch(self, key: str, now: int) -> tuple[SessionEntry, SessionEntry] | None:
+        known = None if key in self._entries else self._known.peek(key)
+        if known is not None and now > known[1].updated_at:
+            revision, before = known
+            written = self._next_revision()
+            cursor = self._db.execute(_TOUCH_KNOWN, (now, written, key, revision))
+            if cursor.rowcount == 1:
+                after = replace(before, updated_at=now)
+                self._entries[key] = after
+                self._seen[key] = (written, after)
+                return before, after
+        return super().touch(key, now)
+
+    def committed(self) -> None:
+        """Hand what this transaction learnt of rows to the store's entries (after COMMIT)."""
+        for key, seen in self._seen.items():
+            if seen is None:
+                self._known.forget(key)
+            else:
+                self._known.put(key, *seen)
 
     def key_for_label(self, agent_id: str, label: str) -> str | None:
         row = self._db.execute(
@@ -140,23 +190,42 @@ class _Transaction(StoreTransaction):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
             raise StoreError(f"could not insert {entry.key}: {error}") from error
         self._entries[entry.key] = entry
+        self._seen[entry.key] = (self._next_revision(), entry)
 
     def update(self, entry: SessionEntry) -> None:
         params = entry_to_params(entry)
+        known = self._entries.get(entry.key)
+        if known is None:
+            statement, values = _UPDATE, params[1:]
+        else:
+            # Only the columns that changed (see clawline.store._changed_columns).
+            changed = [
+                index
+                for index, name in _FIELD_COLUMNS
+                if getattr(known, name) != getattr(entry, name)
+            ]
+            if not changed:
+                return
+            columns = (*(COLUMNS[index] for index in changed), "revision")
+            statement = update_statement("sessions", columns, "key")
+            values = tuple(params[index] for index in changed)
         try:
-            self._db.execute(_UPDATE, (*params[1:], self._next_revision(), params[0]))
+            self._db.execute(statement, (*values, self._next_revision(), params[0]))
         except sqlite3.IntegrityError as error:
             if _is_label_conflict(error):
                 raise LabelInUse(f"label already in use: {entry.label}") from None
             raise StoreError(f"could not update {entry.key}: {error}") from error
         self._entries[entry.key] = entry
+        self._seen[entry.key] = (self._next_revision(), entry)
 
     def delete(self, key: str) -> bool:
         self._entries[key] = None
+        self._seen[key] = None
         return self._db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
 
     def graft(self, old_path: tuple[str, ...], new_path: tuple[str, ...], trace_id: str) -> int:
         self._entries.clear()  # paths, roots and trace ids below old_path change
+        self._seen = dict.fromkeys(self._seen)  # and rows written before may have moved
         old, new = encode_path(old_path), encode_path(new_path)
         low, high = subtree_bounds(old)
         cursor = self._db.execute(
@@ -179,13 +248,18 @@ class _Transaction(StoreTransaction):
         """SQLite write transactions are already serialised (BEGIN IMMEDIATE)."""
 
     def open_transcript(self, session_id: str, session_key: str, ts: int) -> None:
-        self._db.execute(
-            "INSERT INTO transcripts (session_id, session_key, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (session_id) DO NOTHING",
-            (session_id, session_key, ts),
-        )
+        # Written with the transcript's first event, in the same statement that numbers it
+        # (see append_event), or when the transaction ends without one (flush_opened).
+        self._opening[session_id] = (session_key, ts)
+
+    def flush_opened(self) -> None:
+        """Write the transcripts opened in this transaction that no event was appended to."""
+        for session_id, (session_key, ts) in self._opening.items():
+            self._db.execute(_OPEN_TRANSCRIPT, (session_id, session_key, ts))
+        self._opening.clear()
 
     def archive_transcript(self, session_id: str, reason: str, ts: int) -> bool:
+        self.flush_opened()
         cursor = self._db.execute(
             "UPDATE transcripts SET archived_at = ?, archive_reason = ?"
             " WHERE session_id = ? AND archived_at IS NULL",
@@ -196,10 +270,13 @@ class _Transaction(StoreTransaction):
     def append_event(
         self, session_id: str, ts: int, type: str, data: JSONObject, *, session_key: str = ""
     ) -> TranscriptEvent:
-        row = self._db.execute(_NEXT_SEQ, (session_id,)).fetchone()
-        if row is None and session_key:
-            self.open_transcript(session_id, session_key, ts)
+        opening = self._opening.pop(session_id, None)
+        if opening is not None:
+            row = self._db.execute(_OPEN_WITH_FIRST_SEQ, (session_id, *opening)).fetchone()
+        else:
             row = self._db.execute(_NEXT_SEQ, (session_id,)).fetchone()
+        if row is None and session_key:
+            row = self._db.execute(_OPEN_WITH_FIRST_SEQ, (session_id, session_key, ts)).fetchone()
         if row is None:
             raise StoreError(f"no transcript for session id {session_id}")
         seq = int(row[0])
@@ -281,13 +358,15 @@ class SQLiteStore(Store):
             self._in_transaction = True
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                tx = _Transaction(self._db, self.instance_id)
+                tx = _Transaction(self._db, self.instance_id, self._entries)
                 try:
                     yield tx
+                    tx.flush_opened()
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
+                tx.committed()
             finally:
                 self._in_transaction = False
         tx.run_after_commit()
