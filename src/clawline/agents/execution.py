@@ -197,7 +197,7 @@ class RunExecution:
         store, workers = self._store, self._workers
 
         async def load_history(limit: int) -> list[JSONObject]:
-            opening = run.opening
+            opening, run.opening = run.opening, None  # once: later reads see what followed
             if opening is not None and limit > 0:
                 return [message_json(opening)]
             session_id = run.session_id or ""
@@ -207,6 +207,7 @@ class RunExecution:
         async def append_message(data: JSONObject) -> JSONObject:
             if stream.closed:
                 raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
+            run.opening = None
             event = await workers.run(
                 self._catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
             )

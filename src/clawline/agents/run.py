@@ -164,8 +164,8 @@ class Run:
     """With :attr:`start_written`: the session had not run before."""
     opening: TranscriptEvent | None = None
     """With :attr:`start_written`: the run's user message when it opened the transcript
-    (seq 1). The run's history is then that message, as the accepting transaction left the
-    transcript, and is not read again."""
+    (seq 1). The run's first history read, before it appends anything, is then that message,
+    as the accepting transaction left the transcript, and reads nothing."""
     end_written: bool = False
     """The run's end transaction committed (with what the end writers added to it)."""
     state: RunState = RunState.PENDING
