@@ -52,7 +52,8 @@ def traced(sqlite: SQLiteStore) -> Iterator[Statements]:
     sqlite.trace(None)
 
 
-def _seed(catalog: SessionCatalog, store: SQLiteStore) -> None:
+def _seed(store: SQLiteStore) -> None:
+    catalog = SessionCatalog(store, clock=FakeClock())
     catalog.patch(MAIN, {})
     catalog.patch(CHILD, {"spawnedBy": MAIN})
     with store.transaction() as tx:
@@ -68,8 +69,7 @@ def _seed(catalog: SessionCatalog, store: SQLiteStore) -> None:
 def test_an_update_writes_only_the_columns_that_changed(
     sqlite: SQLiteStore, traced: Statements
 ) -> None:
-    catalog = SessionCatalog(sqlite, clock=FakeClock())
-    _seed(catalog, sqlite)
+    _seed(sqlite)
     sqlite.trace(traced)
     with sqlite.transaction() as tx:
         task = tx.tasks.get("t1")
@@ -101,8 +101,7 @@ def test_an_update_writes_only_the_columns_that_changed(
 def test_an_update_that_changes_nothing_runs_no_statement(
     sqlite: SQLiteStore, traced: Statements
 ) -> None:
-    catalog = SessionCatalog(sqlite, clock=FakeClock())
-    _seed(catalog, sqlite)
+    _seed(sqlite)
     sqlite.trace(traced)
     with sqlite.transaction() as tx:
         task, run, entry = tx.tasks.get("t1"), tx.runs.get("r1"), tx.get(CHILD)
@@ -119,8 +118,7 @@ def test_an_update_that_changes_nothing_runs_no_statement(
 def test_an_update_after_another_write_of_the_row_writes_every_column(
     sqlite: SQLiteStore, traced: Statements
 ) -> None:
-    catalog = SessionCatalog(sqlite, clock=FakeClock())
-    _seed(catalog, sqlite)
+    _seed(sqlite)
     sqlite.trace(traced)
     with sqlite.transaction() as tx:
         task = tx.tasks.get("t1")

@@ -16,7 +16,7 @@ SQLite's write lock, until it ends), so a :class:`KnownRows` lives and dies with
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -51,3 +51,24 @@ def update_statement(table: str, columns: tuple[str, ...], key_column: str) -> s
     """``UPDATE table SET c1 = ?, … WHERE key_column = ?`` (``?`` placeholders)."""
     assignments = ", ".join(f"{column} = ?" for column in columns)
     return f"UPDATE {table} SET {assignments} WHERE {key_column} = ?"
+
+
+def update_changed(
+    known: KnownRows,
+    execute: Callable[[str, list[Any]], object],
+    table: str,
+    columns: Sequence[str],
+    values: Sequence[Any],
+) -> None:
+    """Update the row of ``table`` whose key (``columns[0]``) is ``values[0]`` to ``values``:
+    only the columns that changed since ``known`` saw it, every column when it did not,
+    nothing when nothing changed; then know the row as ``values``. ``execute`` runs a ``?``
+    statement."""
+    key = values[0]
+    changed = known.changed(key, values)
+    if changed is None:
+        changed = list(range(1, len(columns)))
+    if changed:
+        statement = update_statement(table, tuple(columns[i] for i in changed), columns[0])
+        execute(statement, [*(values[i] for i in changed), key])
+    known.remember(key, values)

@@ -7,7 +7,7 @@ from typing import Any
 
 from clawline.errors import Conflict
 from clawline.records.collab import SubagentRun
-from clawline.store._changed_columns import KnownRows, update_statement
+from clawline.store._changed_columns import KnownRows, update_changed
 from clawline.store._dialect import RUN_COLUMNS, Dialect, Execute, run_from_row, run_params
 from clawline.store._instances_sql import RUNNING_INSTANCES
 from clawline.store.collab import RunReads, RunWrites
@@ -145,17 +145,14 @@ class SqlRunWrites(_RunSql, RunWrites):
         raise Conflict(f"subagent run already recorded: {run.run_id}")
 
     def update(self, run: SubagentRun) -> None:
-        params = run_params(run, self._d)
-        changed = self._known.changed(run.run_id, params)
-        if changed is None:
-            changed = list(range(1, len(RUN_COLUMNS)))
-        if changed:
-            columns = tuple(RUN_COLUMNS[index] for index in changed)
-            self._execute(
-                self._d.q(update_statement("subagent_runs", columns, "run_id")),
-                [*(params[index] for index in changed), run.run_id],
-            )
-        self._known.remember(run.run_id, params)
+        execute = self._execute
+        update_changed(
+            self._known,
+            lambda statement, params: execute(self._d.q(statement), params),
+            "subagent_runs",
+            RUN_COLUMNS,
+            run_params(run, self._d),
+        )
 
     def adopt(self, run_id: str) -> bool:
         self._known.forget(run_id)

@@ -7,7 +7,7 @@ from typing import Any
 
 from clawline.errors import Conflict
 from clawline.records.task import TERMINAL_STATUSES, TaskEvent, TaskRecord
-from clawline.store._changed_columns import KnownRows, update_statement
+from clawline.store._changed_columns import KnownRows, update_changed
 from clawline.store._dialect import TASK_COLUMNS, Dialect, Execute, task_from_row, task_params
 from clawline.store.collab import TaskPage, TaskQuery, TaskReads, TaskWrites
 from clawline.store.cursor import Position
@@ -161,17 +161,7 @@ class SqlTaskWrites(TaskWrites):
         self._known.remember(task.task_id, params)
 
     def update(self, task: TaskRecord) -> None:
-        params = task_params(task)
-        changed = self._known.changed(task.task_id, params)
-        if changed is None:
-            changed = list(range(1, len(TASK_COLUMNS)))
-        if changed:
-            columns = tuple(TASK_COLUMNS[index] for index in changed)
-            self._rows(
-                update_statement("tasks", columns, "task_id"),
-                [*(params[index] for index in changed), task.task_id],
-            )
-        self._known.remember(task.task_id, params)
+        update_changed(self._known, self._rows, "tasks", TASK_COLUMNS, task_params(task))
 
     def set_delivery_many(self, task_ids: Sequence[str], delivery_status: str) -> None:
         unique = list(dict.fromkeys(task_ids))
