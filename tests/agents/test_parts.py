@@ -8,11 +8,12 @@ import orjson
 import pytest
 
 from clawline.agents.chat_history import clip_message, fit_budget, read_messages
-from clawline.agents.echo import EchoRunner, echo_chunks
+from clawline.agents.echo import EchoRunner
 from clawline.agents.idempotency import IDEMPOTENCY_TTL_MS, IdempotencyCache
 from clawline.agents.messages import text_of
 from clawline.agents.providers.offline import OfflineProvider
 from clawline.agents.run import RunOutcome, terminal_status
+from clawline.agents.stream import word_chunks
 from clawline.agents.turn import AgentRunner
 from clawline.config import (
     DEFAULT_RUN_TIMEOUT_MS,
@@ -155,8 +156,8 @@ async def test_the_echo_delay_comes_from_the_config(tmp_path: Path) -> None:
         ("echo: a\nb ", ["echo: ", "a\n", "b "]),
     ],
 )
-def test_echo_chunks_join_to_the_text(text: str, chunks: list[str]) -> None:
-    assert echo_chunks(text) == chunks
+def test_word_chunks_join_to_the_text(text: str, chunks: list[str]) -> None:
+    assert word_chunks(text) == chunks
     assert "".join(chunks) == text
 
 

@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from clawline.agents.call_ids import CallIds
-from clawline.agents.conversation import model_messages, tool_call_message, tool_result_message
+from clawline.agents.conversation import (
+    convert_all,
+    model_messages,
+    tool_call_message,
+    tool_result_message,
+)
 from clawline.agents.providers.base import ToolCall
 from clawline.agents.tools.base import ToolResult
 from clawline.config import Settings
@@ -43,38 +48,41 @@ def user(seq: int, text_: str) -> dict[str, Any]:
 def test_an_id_with_a_result_is_rewritten_deterministically() -> None:
     first = spawn_call("call_0")
     history = [user(1, "go"), asked(2, first), answered(3, first)]
-    ids = CallIds(history)
+    ids = CallIds(convert_all(history))
     assert ids.assign(spawn_call("call_0")).id == "call_0-dup1"
     assert ids.assign(spawn_call("call_0")).id == "call_0-dup2"  # taken by this turn now
     assert ids.assign(spawn_call("call_9")).id == "call_9"  # new ids are kept
     # the same history gives the same ids
-    assert CallIds(history).assign(spawn_call("call_0")).id == "call_0-dup1"
+    assert CallIds(convert_all(history)).assign(spawn_call("call_0")).id == "call_0-dup1"
     again = [*history, asked(4, spawn_call("call_0-dup1")), answered(5, spawn_call("call_0-dup1"))]
-    assert CallIds(again).assign(spawn_call("call_0")).id == "call_0-dup2"
+    assert CallIds(convert_all(again)).assign(spawn_call("call_0")).id == "call_0-dup2"
 
 
 def test_a_dangling_id_is_kept_for_its_redo_only() -> None:
     cut = spawn_call("offline-wave-7-3")
     history = [user(7, "spawn 5 x: count to ten"), asked(8, cut), user(9, "completion")]
-    assert CallIds(history).assign(spawn_call("offline-wave-7-3")).id == "offline-wave-7-3"
+    assert (
+        CallIds(convert_all(history)).assign(spawn_call("offline-wave-7-3")).id
+        == "offline-wave-7-3"
+    )
     other_task = spawn_call("offline-wave-7-3", {"task": "something else"})
-    assert CallIds(history).assign(other_task).id == "offline-wave-7-3-dup1"
+    assert CallIds(convert_all(history)).assign(other_task).id == "offline-wave-7-3-dup1"
     other_tool = ToolCall("offline-wave-7-3", "write_file", TASK)
-    assert CallIds(history).assign(other_tool).id == "offline-wave-7-3-dup1"
+    assert CallIds(convert_all(history)).assign(other_tool).id == "offline-wave-7-3-dup1"
     # a reused id whose rewrite was cut off: the redo reaches the same rewritten id
     used = spawn_call("call_0")
     cut_rewrite = spawn_call("call_0-dup1")
     crashed = [asked(1, used), answered(2, used), asked(3, cut_rewrite)]
-    assert CallIds(crashed).assign(spawn_call("call_0")).id == "call_0-dup1"
+    assert CallIds(convert_all(crashed)).assign(spawn_call("call_0")).id == "call_0-dup1"
 
 
 def test_an_interrupted_stand_in_is_no_result() -> None:
     aborted = spawn_call("call_5")
     history = [asked(1, aborted), answered(2, aborted, interrupted=True)]
     assert history[1]["interrupted"] is True
-    assert CallIds(history).assign(spawn_call("call_5")).id == "call_5"
+    assert CallIds(convert_all(history)).assign(spawn_call("call_5")).id == "call_5"
     finished = [*history, asked(3, aborted), answered(4, aborted)]
-    assert CallIds(finished).assign(spawn_call("call_5")).id == "call_5-dup1"
+    assert CallIds(convert_all(finished)).assign(spawn_call("call_5")).id == "call_5-dup1"
 
 
 def test_ids_repeated_within_a_reply_or_empty_are_made_unique() -> None:

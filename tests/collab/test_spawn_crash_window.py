@@ -3,6 +3,12 @@ task are committed, but the call's result is not in the parent's transcript yet 
 process dies. After the restart the parent's wave must find that child instead of making one
 more: ``spawn 4 x:`` ends with exactly 4 children.
 
+The turn loop lets ``sessions_spawn`` write its result in the spawn's own transaction
+(``ToolContext.record_result``), which closes that window: the last test shows it. The window
+stays for a spawn whose result the turn appends afterwards (a context without
+``record_result``: a plugin tool spawning through ``ctx.host``, an ACP child), which the first
+test takes by calling the tool without it.
+
 The first life runs the real turn loop and offline model; its ``sessions_spawn`` is the real
 tool, except that the 2nd call never returns once its spawn is committed (the process "dies"
 there), and its children never finish. What SQLite has committed at that moment is copied to a
@@ -18,6 +24,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +53,17 @@ class DiesAfterSpawn:
 
     spec = SessionsSpawnTool.spec
 
-    def __init__(self, real: Tool, at: int) -> None:
+    def __init__(self, real: Tool, at: int, *, records: bool) -> None:
         self.real = real
         self.at = at
+        self.records = records
+        """Whether the real tool gets ``record_result`` (its result in its transaction)."""
         self.calls = 0
         self.died = asyncio.Event()
 
     async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        if not self.records:
+            ctx = replace(ctx, record_result=None)
         result = await self.real.invoke(ctx, args)
         self.calls += 1
         if self.calls == self.at:
@@ -94,7 +105,7 @@ async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
     make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
 ) -> None:
     first = await make_services(CONFIG, scripted=False)
-    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2)
+    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2, records=False)
     first.runs.tools.register(dies, replace=True)
     first.runs.route(keys.is_subagent_key, NeverEnds)
     await first.runs.send(session_key=MAIN, message=WAVE, idempotency_key="wave")
@@ -152,3 +163,47 @@ async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
         for run_id in m["announce"]["runIds"]  # type: ignore[index,call-overload,union-attr]
     )
     assert delivered == {run.run_id: 1 for run in runs}
+
+
+async def test_a_spawn_and_its_result_commit_together(
+    make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
+) -> None:
+    first = await make_services(CONFIG, scripted=False)
+    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2, records=True)
+    first.runs.tools.register(dies, replace=True)
+    first.runs.route(keys.is_subagent_key, NeverEnds)
+    await first.runs.send(session_key=MAIN, message=WAVE, idempotency_key="wave")
+    await asyncio.wait_for(dies.died.wait(), 10)
+    backup(first.settings.sqlite_path, tmp_path / "after-crash")
+
+    services = Runtime.open(Settings(state_dir=tmp_path / "after-crash", raw=CONFIG))
+    second_life.append(services)
+    store = services.store
+    parent = store.get(MAIN)
+    assert parent is not None
+    wave_seq = next(
+        event.seq for event in store.events(parent.session_id) if event.data.get("role") == "user"
+    )
+    slot = f"offline-wave-{wave_seq}-"
+    committed = {run.spawn_key: run for run in store.runs.for_requester(MAIN)}
+    assert set(committed) == {f"{parent.session_id}/{slot}0", f"{parent.session_id}/{slot}1"}
+    # the tool never returned, yet its result is committed: with the child, not after it
+    results = spawn_results(transcript(services, MAIN))
+    assert [m["toolCallId"] for m in results] == [f"{slot}0", f"{slot}1"]
+    cut_off = committed[f"{parent.session_id}/{slot}1"]
+    assert results[1]["details"]["childSessionKey"] == cut_off.child_session_key  # type: ignore[index,call-overload]
+
+    await services.announcer.start()
+    await quiesce(services)
+
+    runs = store.runs.for_requester(MAIN)
+    assert sorted(run.spawn_key or "" for run in runs) == [
+        f"{parent.session_id}/{slot}{k}" for k in range(WAVE_SIZE)
+    ]
+    results = spawn_results(transcript(services, MAIN))
+    accepted = [
+        str(m["toolCallId"])
+        for m in results
+        if m["details"]["status"] == "accepted"  # type: ignore[index,call-overload]
+    ]
+    assert sorted(accepted) == [f"{slot}{k}" for k in range(WAVE_SIZE)]  # each slot's once

@@ -126,3 +126,39 @@ async def test_a_spawn_through_the_host_makes_a_child_of_the_calling_session(
     assert refused.is_error
     assert details_of(refused) == await invoke(tool_of(services, "sessions_spawn"), ctx, **bad)
     assert [c.key for c in services.store.children(MAIN)] == [spawned["childSessionKey"]]
+
+
+class SpawnsThroughHost:
+    """Stands in for ``read_file``: spawns a child through ``ctx.host`` and answers its own
+    result."""
+
+    spec = ToolSpec("read_file", "Read a file (spawns instead).")
+
+    def __init__(self) -> None:
+        self.spawned: list[JSON] = []
+
+    async def invoke(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
+        assert ctx.record_result is not None  # the turn offers it to the tool it calls ...
+        result = await ctx.host.spawn(ctx, {"task": "count"})
+        self.spawned.append(result.details)
+        return ToolResult({"status": "ok", "content": "spawned one"})
+
+
+async def test_a_spawn_through_the_host_does_not_record_the_calling_tools_result(
+    make_services: MakeServices,
+) -> None:
+    # ... and the host does not pass it on: the spawn's result is the plugin tool's to use,
+    # the call's result in the transcript is the one the plugin tool returns, once
+    services = await make_services({"agents": {"echo_delay_ms": 0}}, scripted=False)
+    tool = SpawnsThroughHost()
+    services.runs.tools.register(tool, replace=True)
+    ack = await services.runs.send(session_key=MAIN, message="read a.txt", idempotency_key="t-1")
+    outcome = await asyncio.wait_for(ack.done, 10)
+    assert outcome.status == "done", outcome
+    (spawned,) = tool.spawned
+    assert isinstance(spawned, dict)
+    assert spawned["status"] == "accepted"
+    results = [m for m in transcript(services, MAIN) if m.get("role") == "tool"]
+    assert [(m["name"], m["details"]) for m in results] == [
+        ("read_file", {"status": "ok", "content": "spawned one"})
+    ]

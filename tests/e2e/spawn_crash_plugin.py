@@ -3,9 +3,10 @@
 window, or between a child's end and the delivery of its completion.
 
 ``subagent_spawned`` runs after the child's session, record and task are committed and its run
-is started, and before the ``sessions_spawn`` result reaches the parent's transcript. There the
-hook waits ``delayMs`` (so spawns spend a while in that window), and once the file ``armFile``
-exists it SIGKILLs its own process instead: the crash lands inside the window, every time.
+is started — with the ``sessions_spawn`` result, which a turn's spawn writes in that transaction
+— and before the tool returns to the turn. There the hook waits ``delayMs`` (so spawns spend a
+while there), and once the file ``armFile`` exists it SIGKILLs its own process instead: the
+crash lands right after a spawn's commit, every time.
 
 ``subagent_ended`` runs after the child's end, its task's terminal status and its inbox row are
 committed, before the requester has answered the completion: once the file ``endArmFile``

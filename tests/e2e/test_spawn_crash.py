@@ -4,9 +4,10 @@ spawn across a crash").
 Ten parents each get ``spawn 20 x: sleep 600`` with at most 5 active children, so each wave runs
 in several turns, resumed by the children's completions. Three lives on one state directory:
 
-1. the gateway kills itself (``tests/e2e/spawn_crash_plugin.py``) inside a spawn's crash window —
-   the child committed, its result not yet in the parent's transcript — at the first spawn after
-   every parent has started its wave;
+1. the gateway kills itself (``tests/e2e/spawn_crash_plugin.py``) right after a spawn committed,
+   at the first spawn after every parent has started its wave: where the child used to be
+   committed without its result in the parent's transcript (the crash window). The result now
+   commits with the child (``ToolContext.record_result``), so no spawn may be left without it;
 2. after the restart, a SIGKILL from the test at a moment of its choosing, once every unfinished
    parent has a child that started in this life;
 3. the gateway runs until everything is settled.
@@ -176,7 +177,7 @@ async def test_sigkilled_waves_make_exactly_one_child_per_slot(tmp_path: Path) -
     env = clean_env(state, CLAWLINE_GATEWAY_TOKEN=TOKEN, PYTHONPATH=str(REPO))
     args = ("--log-level", "warning")
 
-    # --- first life: dies inside a spawn's crash window ------------------------------------
+    # --- first life: dies right after a spawn's commit (where its crash window was) ---------
     async with gateway_process(env, tmp_path / "life1.log", *args) as life1:
         await _start_waves(life1)
         arm.touch()
@@ -184,8 +185,9 @@ async def test_sigkilled_waves_make_exactly_one_child_per_slot(tmp_path: Path) -
         assert code == -signal.SIGKILL, life1.log()
     arm.unlink()
     with opened_store(state) as store:
-        assert _cut_off_spawns(store), "the first kill missed the crash window"
         accepted_in_life1 = len(all_tasks(store))
+        assert accepted_in_life1 >= len(PARENTS), "killed before every wave spawned"
+        assert _cut_off_spawns(store) == [], "a spawn committed without its result"
 
     # --- second life: killed by the test mid-waves -----------------------------------------
     async with gateway_process(env, tmp_path / "life2.log", *args) as life2:

@@ -3,8 +3,9 @@
 
 Real providers give unique ids (OpenAI ``call_…``, Anthropic ``toolu_…``), but some
 OpenAI-compatible servers number them per reply (``call_0``, ``call_1``…), so an id can come
-back in a later turn for another call. :class:`CallIds` looks at the history the turn read and
-gives each new call an id no other call of the conversation has:
+back in a later turn for another call. :class:`CallIds` looks at the history the turn read
+(converted: :func:`~clawline.agents.conversation.convert_all`) and gives each new call an id
+no other call of the conversation has:
 
 - a new id is kept;
 - an id whose call has a result already (a result of its own: not the ``interrupted``
@@ -19,11 +20,10 @@ gives each new call an id no other call of the conversation has:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from clawline.agents.conversation import tool_calls_of
-from clawline.agents.providers.base import ToolCall
+from clawline.agents.providers.base import ModelMessage, ToolCall
 from clawline.types import JSON
 
 DUPLICATE_SUFFIX = "-dup"
@@ -36,20 +36,19 @@ _Signature = tuple[str, dict[str, JSON]]
 class CallIds:
     """The call ids of one conversation (module docstring)."""
 
-    def __init__(self, history: Sequence[Mapping[str, JSON]]) -> None:
+    def __init__(self, history: Sequence[ModelMessage]) -> None:
         self._taken: set[str] = set()
         """Ids whose call has a result of its own, or that this turn gave out."""
         self._open: dict[str, _Signature] = {}
         """Ids whose latest call has no result yet: that call's name and arguments."""
         for message in history:
-            role = message.get("role")
-            if role == "assistant":
-                for call in tool_calls_of(message.get("toolCalls")):
+            if message.role == "assistant":
+                for call in message.tool_calls:
                     if call.id not in self._taken:
                         self._open[call.id] = _signature(call)
-            elif role == "tool":
-                call_id = message.get("toolCallId")
-                if isinstance(call_id, str) and message.get("interrupted") is not True:
+            elif message.role == "tool":
+                call_id = message.tool_call_id
+                if call_id is not None and not message.interrupted:
                     self._taken.add(call_id)
                     self._open.pop(call_id, None)
 

@@ -7,6 +7,7 @@ them on the store workers (``await workers.run(...)``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import orjson
 
@@ -26,15 +27,33 @@ HISTORY_BUDGET_BYTES = 6 * 1024 * 1024
 def read_messages(store: Store, session_id: str, limit: int) -> list[TranscriptEvent]:
     """The last ``limit`` message events of a transcript, oldest first (other event types
     are skipped)."""
+    return read_tail(store, session_id, limit).messages
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """The last message events of a transcript (:func:`read_tail`)."""
+
+    messages: list[TranscriptEvent]
+    last_seq: int
+    """The transcript's newest seq when read (of any event type; 0: none)."""
+    whole: bool
+    """``messages`` are all the transcript's messages."""
+
+
+def read_tail(store: Store, session_id: str, limit: int) -> Tail:
+    """The last ``limit`` message events of a transcript, oldest first, and where it ended."""
     want = max(0, limit)
     window = want
     while want:
         events = store.tail(session_id, window)
         messages = [event for event in events if event.type == MESSAGE_EVENT]
+        last_seq = events[-1].seq if events else 0
         if len(messages) >= want or len(events) < window:
-            return messages[-want:]
+            whole = len(events) < window and len(messages) <= want
+            return Tail(messages[-want:], last_seq, whole)
         window *= 4
-    return []
+    return Tail([], 0, False)
 
 
 def _truncated(text: str, max_chars: int) -> str:

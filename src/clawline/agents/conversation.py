@@ -93,7 +93,8 @@ def tool_calls_of(raw: JSON) -> list[ToolCall]:
     return calls
 
 
-def _convert(message: Mapping[str, JSON]) -> ModelMessage | None:
+def convert(message: Mapping[str, JSON]) -> ModelMessage | None:
+    """A transcript message as a model message (``None``: not one a model reads)."""
     role = message.get("role")
     raw_seq = message.get("seq")
     seq = raw_seq if isinstance(raw_seq, int) else None
@@ -159,7 +160,9 @@ def _pair(messages: list[ModelMessage]) -> list[ModelMessage]:
                     continue  # made again later: the redo stands for it
                 kept.append(call)
                 results.append(answer)
-            if kept or message.content:
+            if len(kept) == len(message.tool_calls):
+                out.append(message)  # the same object: the offline model's prefixes know it
+            elif kept or message.content:
                 out.append(replace(message, tool_calls=kept))
             out.extend(results)
             continue
@@ -167,24 +170,33 @@ def _pair(messages: list[ModelMessage]) -> list[ModelMessage]:
     return out
 
 
+def convert_all(history: Sequence[Mapping[str, JSON]]) -> list[ModelMessage]:
+    """Every message of ``history`` a model reads, converted, in transcript order."""
+    return [converted for message in history if (converted := convert(message)) is not None]
+
+
 def model_messages(
     history: Sequence[Mapping[str, JSON]], *, current_seq: int | None = None
 ) -> list[ModelMessage]:
     """The model's view of a session history (see the module docstring); ``current_seq`` is
     the transcript seq of the run's own user message."""
+    return arrange(convert_all(history), current_seq=current_seq)
+
+
+def arrange(
+    converted: Sequence[ModelMessage], *, current_seq: int | None = None
+) -> list[ModelMessage]:
+    """:func:`model_messages` of a history already converted (:func:`convert_all`)."""
     earlier: list[ModelMessage] = []
     current: ModelMessage | None = None
-    for message in history:
-        converted = _convert(message)
-        if converted is None:
-            continue
-        seq = message.get("seq")
-        if current_seq is not None and converted.role == "user" and isinstance(seq, int):
+    for message in converted:
+        seq = message.seq
+        if current_seq is not None and message.role == "user" and seq is not None:
             if seq == current_seq:
-                current = converted
+                current = message
                 continue
             if seq > current_seq:
                 continue
-        earlier.append(converted)
+        earlier.append(message)
     paired = _pair(earlier)
     return [*paired, current] if current is not None else paired

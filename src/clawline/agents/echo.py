@@ -7,17 +7,10 @@ a run whose speed they choose: ``runtime.runs.runner = EchoRunner(delay_ms=300)`
 from __future__ import annotations
 
 import asyncio
-import re
 
 from clawline.agents.runner import RunContext, RunOutput
+from clawline.agents.stream import word_chunks
 from clawline.config import DEFAULT_ECHO_DELAY_MS
-
-_WORD_START = re.compile(r"(?<=\s)(?=\S)")
-
-
-def echo_chunks(text: str) -> list[str]:
-    """``text`` cut before each word that follows whitespace; the chunks join to ``text``."""
-    return [chunk for chunk in _WORD_START.split(text) if chunk]
 
 
 class EchoRunner:
@@ -30,7 +23,7 @@ class EchoRunner:
 
     async def run(self, ctx: RunContext) -> RunOutput:
         reply = f"echo: {ctx.message}"
-        for chunk in echo_chunks(reply):
+        for chunk in word_chunks(reply):
             await asyncio.sleep(self.delay_ms / 1000)
             await ctx.emit_text(chunk)
         return RunOutput(text=reply, stop_reason="stop")

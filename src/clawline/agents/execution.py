@@ -26,8 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeAlias
 
 from clawline import keys
-from clawline.agents.chat_history import read_messages
+from clawline.agents.conversation import convert
 from clawline.agents.messages import MESSAGE_EVENT, assistant_message
+from clawline.agents.providers.base import ModelMessage
+from clawline.agents.recent_history import HistoryMessage, RecentHistory
 from clawline.agents.run import Run, RunOutcome, RunState, StopRequest, terminal_status
 from clawline.agents.run_keys import RunKeys
 from clawline.agents.runner import RunContext, Runner, RunOutput
@@ -122,6 +124,7 @@ class RunExecution:
         self._end_writers = end_writers if end_writers is not None else []
         """Asked for the writes that join each run's end transaction (shared with the run
         manager, which registers them)."""
+        self._recent = RecentHistory()
 
     async def execute(self, run: Run) -> None:
         await run.accepted.wait()
@@ -194,15 +197,19 @@ class RunExecution:
     # --- the runner ----------------------------------------------------------------------
 
     def _context(self, run: Run, stream: RunStream) -> RunContext:
-        store, workers = self._store, self._workers
+        store, workers, recent = self._store, self._workers, self._recent
 
-        async def load_history(limit: int) -> list[JSONObject]:
+        async def read(limit: int) -> list[HistoryMessage]:
             opening, run.opening = run.opening, None  # once: later reads see what followed
             if opening is not None and limit > 0:
-                return [message_json(opening)]
-            session_id = run.session_id or ""
-            events = await workers.run(read_messages, store, session_id, limit)
-            return [message_json(event) for event in events]
+                return [HistoryMessage(opening, convert(message_json(opening)))]
+            return await workers.run(recent.read, store, run.session_id or "", limit)
+
+        async def load_history(limit: int) -> list[JSONObject]:
+            return [message_json(message.event) for message in await read(limit)]
+
+        async def load_model_history(limit: int) -> list[ModelMessage]:
+            return [message.model for message in await read(limit) if message.model is not None]
 
         async def append_message(data: JSONObject) -> JSONObject:
             if stream.closed:
@@ -212,6 +219,12 @@ class RunExecution:
                 self._catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
             )
             return message_json(event)
+
+        def append_in_transaction(work: CatalogTransaction, data: JSONObject) -> None:
+            if stream.closed:
+                raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
+            run.opening = None
+            work.append(run.session_key, MESSAGE_EVENT, data, run_id=run.run_id)
 
         return RunContext(
             run_id=run.run_id,
@@ -229,9 +242,11 @@ class RunExecution:
             stream=stream,
             stop_requested=run.stop_requested,
             load_history=load_history,
+            load_model_history=load_model_history,
             message_seq=run.message_seq,
             append_message=append_message,
             entry=run.start_written,
+            append_in_transaction=append_in_transaction,
         )
 
     async def _invoke(self, run: Run, stream: RunStream) -> _Ending:

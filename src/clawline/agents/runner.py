@@ -24,12 +24,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
+from clawline.agents.conversation import convert_all
+from clawline.agents.providers.base import ModelMessage
 from clawline.agents.run import Origin
 from clawline.agents.stream import RunStream
 from clawline.records.session import SessionEntry
 from clawline.types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from clawline.sessions.catalog import CatalogTransaction
 
 ToolPhase: TypeAlias = Literal["start", "update", "result"]
 
@@ -49,7 +54,9 @@ class Runner(Protocol):
 
 
 HistoryLoader: TypeAlias = Callable[[int], Awaitable[list[JSONObject]]]
+ModelHistoryLoader: TypeAlias = Callable[[int], Awaitable[list[ModelMessage]]]
 MessageAppender: TypeAlias = Callable[[JSONObject], Awaitable[JSONObject]]
+TransactionAppender: TypeAlias = Callable[["CatalogTransaction", JSONObject], None]
 
 
 class RunContext:
@@ -73,9 +80,11 @@ class RunContext:
         stream: RunStream,
         stop_requested: asyncio.Event,
         load_history: HistoryLoader,
+        load_model_history: ModelHistoryLoader | None = None,
         message_seq: int | None = None,
         append_message: MessageAppender | None = None,
         entry: SessionEntry | None = None,
+        append_in_transaction: TransactionAppender | None = None,
     ) -> None:
         self.run_id = run_id
         self.session_key = session_key
@@ -99,7 +108,9 @@ class RunContext:
         not at hand, read it)."""
         self._stream = stream
         self._load_history = load_history
+        self._load_model_history = load_model_history
         self._append = append_message
+        self._append_in = append_in_transaction
 
     @property
     def cancelled(self) -> bool:
@@ -141,6 +152,15 @@ class RunContext:
         included (as clients see them: ``{role, content, id, seq, timestamp, …}``)."""
         return await self._load_history(limit)
 
+    async def model_history(self, limit: int = 200) -> list[ModelMessage]:
+        """:meth:`history` as a model reads it (:func:`~clawline.agents.conversation.convert_all`:
+        messages a model does not read are left out), in transcript order, not yet paired.
+        From turn to turn of a session these are the same objects, and only what followed the
+        last read is read (:mod:`clawline.agents.recent_history`)."""
+        if self._load_model_history is None:
+            return convert_all(await self._load_history(limit))
+        return await self._load_model_history(limit)
+
     async def append_message(self, message: Mapping[str, JSON]) -> JSONObject:
         """Append a message to the session's transcript and publish it (``session.message``,
         ``sessions.changed {phase:"message"}``); ``runId`` is added. Returns the message as
@@ -155,3 +175,19 @@ class RunContext:
         data: JSONObject = dict(message)
         data.setdefault("runId", self.run_id)
         return await self._append(data)
+
+    @property
+    def appends_in_transactions(self) -> bool:
+        """Whether :meth:`append_in_transaction` can be used."""
+        return self._append_in is not None
+
+    def append_in_transaction(self, work: CatalogTransaction, message: Mapping[str, JSON]) -> None:
+        """:meth:`append_message` inside a catalog transaction someone else runs (blocking,
+        on a store worker): the message commits with that transaction's other writes and is
+        published after its commit (a tool's result with the effect it reports:
+        ``ToolContext.record_result``)."""
+        if self._append_in is None:
+            raise RuntimeError("this run context cannot append transcript messages")
+        data: JSONObject = dict(message)
+        data.setdefault("runId", self.run_id)
+        self._append_in(work, data)

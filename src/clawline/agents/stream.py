@@ -11,11 +11,20 @@ published by the run's execution once its message is stored. How these become ``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from clawline.clock import Clock
 from clawline.events import DomainEvents, RunStarted, RunText, RunTool
 from clawline.types import JSON, JSONObject
+
+_WORD_START = re.compile(r"(?<=\s)(?=\S)")
+
+
+def word_chunks(text: str) -> list[str]:
+    """``text`` cut before each word that follows whitespace; the chunks join to ``text`` (how
+    the echo runner and the offline model stream a reply)."""
+    return [chunk for chunk in _WORD_START.split(text) if chunk]
 
 
 class RunStream:

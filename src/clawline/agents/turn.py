@@ -6,8 +6,10 @@ One run = one turn:
    tools its session may use (:meth:`ToolRegistry.tools_for`) and its workspace; every tool
    call of the turn gets a :class:`~clawline.agents.tools.base.ToolContext` with the runner's
    ``host`` (:class:`~clawline.agents.tools.base.ToolHost`);
-2. read the history (:func:`~clawline.agents.conversation.model_messages`) and build the system
-   prompt: the agent's base prompt, then the run's ``extraSystemPrompt``;
+2. read the history (``RunContext.model_history``: what followed the session's last read,
+   :mod:`~clawline.agents.recent_history`), arrange it for the model
+   (:func:`~clawline.agents.conversation.arrange`) and build the system prompt: the agent's
+   base prompt, then the run's ``extraSystemPrompt``;
 3. stream the model's answer (text → ``RunContext.emit_text``); when it asks for tools, give
    each call an id unique in the conversation (:class:`~clawline.agents.call_ids.CallIds`: a
    reused id is rewritten, the redo of a call cut off by a crash keeps its id), append the
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from clawline.agents.call_ids import CallIds
 from clawline.agents.conversation import (
-    model_messages,
+    arrange,
     result_text,
     tool_call_message,
     tool_result_message,
@@ -56,7 +58,7 @@ from clawline.agents.workspace import EnsuredWorkspaces, workspace_for
 from clawline.config import AgentConfig, AgentsConfig
 
 if TYPE_CHECKING:
-    from clawline.sessions.catalog import SessionCatalog
+    from clawline.sessions.catalog import CatalogTransaction, SessionCatalog
     from clawline.store.workers import StoreWorkers
 
 log = logging.getLogger("clawline.agents")
@@ -115,8 +117,8 @@ class AgentRunner:
         tools = {tool.spec.name: tool for tool in self.tools.tools_for(agent, entry)}
         specs = [tool.spec for tool in tools.values()]
         workspace = await self._workspaces.ensure(workspace_for(agent, entry))
-        history = await ctx.history(TURN_HISTORY_LIMIT)
-        messages = model_messages(history, current_seq=ctx.message_seq)
+        history = await ctx.model_history(TURN_HISTORY_LIMIT)
+        messages = arrange(history, current_seq=ctx.message_seq)
         call_ids = CallIds(history)
         system = system_prompt(agent, workspace, ctx.extra_system_prompt)
         tool_ctx = ToolContext(
@@ -197,6 +199,7 @@ class AgentRunner:
         args = dict(call.arguments)
         await ctx.emit_tool("start", call.name, call.id, args=args)
         tool = tools.get(call.name)
+        recorded: list[ToolResult] = []  # written in the tool's own transaction
         if call.error is not None:
             result = ToolResult.error(f"{call.name}: {call.error}")
         elif tool is None and self.tools.get(call.name) is not None:
@@ -206,12 +209,23 @@ class AgentRunner:
         elif tool is None:
             result = ToolResult.error(f"Tool {call.name} not found")
         else:
+            call_ctx = replace(base, tool_call_id=call.id, record_result=None)
+            if ctx.appends_in_transactions:
+
+                def record_result(work: CatalogTransaction, result: ToolResult) -> None:
+                    ctx.append_in_transaction(work, tool_result_message(call, result))
+                    work.tx.after_commit(lambda: recorded.append(result))
+
+                call_ctx = replace(call_ctx, record_result=record_result)
             try:
-                outcome: object = await tool.invoke(replace(base, tool_call_id=call.id), args)
+                outcome: object = await tool.invoke(call_ctx, args)
             except asyncio.CancelledError:
-                interrupted = ToolResult.error(f"{call.name} was interrupted: the run was stopped")
-                stand_in = tool_result_message(call, interrupted, interrupted=True)
-                await _best_effort(ctx.append_message(stand_in))
+                if not recorded:
+                    interrupted = ToolResult.error(
+                        f"{call.name} was interrupted: the run was stopped"
+                    )
+                    stand_in = tool_result_message(call, interrupted, interrupted=True)
+                    await _best_effort(ctx.append_message(stand_in))
                 raise
             except Exception as error:
                 log.warning("run %s: tool %s failed", ctx.run_id, call.name, exc_info=True)
@@ -223,10 +237,13 @@ class AgentRunner:
                     if isinstance(outcome, ToolResult)
                     else ToolResult.error(f"{call.name} failed: it returned no result")
                 )
+            if recorded:  # committed with the tool's effect: that is the call's result
+                result = recorded[0]
         await ctx.emit_tool(
             "result", call.name, call.id, result=result.details, is_error=result.is_error
         )
-        await ctx.append_message(tool_result_message(call, result))
+        if not recorded:
+            await ctx.append_message(tool_result_message(call, result))
         return result
 
 

@@ -406,7 +406,8 @@ class _Spawn:
         thread: ThreadPlan | None,
     ) -> ToolResult:
         """Write the attachments, then the child with its first run in one transaction
-        (:meth:`SubagentRegistry.spawn`); a refusal removes the attachments again."""
+        (:meth:`SubagentRegistry.spawn`), the accepted result too when the turn lets the tool
+        record it (``ToolContext.record_result``); a refusal removes the attachments again."""
         tool = self.tool
         store, workers = tool._store, tool._workers
         prompt = plan.system_prompt()
@@ -423,9 +424,22 @@ class _Spawn:
             prompt += f"\nAttachments: {report['count']} file(s) in {rel_dir}: {names}."
             if self.request.mount_path:
                 prompt += f" (mount hint: {self.request.mount_path})"
+        details = accepted_details(self.requester, plan.child_key, plan.run_id, plan.mode)
+        if model_applied is not None:
+            details["modelApplied"] = model_applied
+        if warning is not None:
+            details["warning"] = warning
+        if report is not None:
+            details["attachments"] = report
+        accepted = ToolResult(details)
+        record = self.ctx.record_result
         try:
             await tool._subagents.spawn(
-                plan, max_children=max_children, thread=thread, extra_system_prompt=prompt
+                plan,
+                max_children=max_children,
+                thread=thread,
+                extra_system_prompt=prompt,
+                also=None if record is None else lambda work: record(work, accepted),
             )
         except ClawlineError as error:
             if attachments is not None:
@@ -451,11 +465,4 @@ class _Spawn:
             mode=plan.mode,
             runtime="subagent",
         )
-        details = accepted_details(self.requester, plan.child_key, plan.run_id, plan.mode)
-        if model_applied is not None:
-            details["modelApplied"] = model_applied
-        if warning is not None:
-            details["warning"] = warning
-        if report is not None:
-            details["attachments"] = report
-        return ToolResult(details)
+        return accepted

@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -232,9 +232,11 @@ class SubagentRegistry:
         max_children: int,
         thread: ThreadPlan | None,
         extra_system_prompt: str,
+        also: Callable[[CatalogTransaction], None] | None = None,
     ) -> SendAck:
         """:meth:`create` and :meth:`start` in one transaction: the child, its record, its task
-        (and its binding) are written with the child's first message, or nothing is. Raises
+        (and its binding) are written with the child's first message, or nothing is; ``also``
+        writes more in that transaction (the spawn's tool result), after the child. Raises
         what :meth:`create` raises, or :class:`StartFailed` when the run was refused."""
         refused: list[BaseException] = []
 
@@ -244,6 +246,8 @@ class SubagentRegistry:
             except BaseException as error:
                 refused.append(error)
                 raise
+            if also is not None:
+                also(work)
 
         self._watched.add(plan.run_id)
         try:

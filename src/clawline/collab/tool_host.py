@@ -17,6 +17,7 @@ acts for the session whose turn called it, never for another one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clawline.agents.tools.base import ToolContext, ToolResult
@@ -45,13 +46,13 @@ class CollabToolHost:
         self._history = history
 
     async def spawn(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        return await self._spawn.invoke(ctx, args)
+        return await self._spawn.invoke(replace(ctx, record_result=None), args)
 
     async def send(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        return await self._send.invoke(ctx, args)
+        return await self._send.invoke(replace(ctx, record_result=None), args)
 
     async def list_sessions(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        return await self._list_sessions.invoke(ctx, args)
+        return await self._list_sessions.invoke(replace(ctx, record_result=None), args)
 
     async def history(self, ctx: ToolContext, args: Mapping[str, JSON]) -> ToolResult:
-        return await self._history.invoke(ctx, args)
+        return await self._history.invoke(replace(ctx, record_result=None), args)

@@ -35,7 +35,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawline.agents.echo import echo_chunks
 from clawline.agents.providers.base import (
     Finish,
     ModelMessage,
@@ -55,6 +54,7 @@ from clawline.agents.steps import (
     classify_turn,
     subagent_task,
 )
+from clawline.agents.stream import word_chunks
 from clawline.agents.tools.base import ToolSpec
 from clawline.config import DEFAULT_ECHO_DELAY_MS
 from clawline.types import JSONObject
@@ -254,14 +254,27 @@ def _completion_ack(message: str) -> str:
 def _wave_origin(messages: Sequence[ModelMessage], system: str) -> int | None:
     """Index of the newest plain user message (not an event or a step) when it has a
     ``spawn <n> x:`` directive: a newer instruction ends an older wave."""
-    for index in range(len(messages) - 1, -1, -1):
+    # Every round of a completion turn asks, over a history that only grew: go on from where
+    # the previous round of this history stopped.
+    start, kept = _PREFIXES.resume(messages, 0, "origin:" + system)
+    origin: int | None = kept
+    for index in range(start, len(messages)):
         message = messages[index]
         if message.role != "user":
             continue
         if classify_turn(message.content, system) in (TurnKind.MESSAGE, TurnKind.A2A_MESSAGE):
             wave = parse_directives(_directive_text(message.content)).wave
-            return index if wave is not None else None
-    return None
+            origin = index if wave is not None else None
+    _PREFIXES.keep(messages, 0, "origin:" + system, origin)
+    return origin
+
+
+def _last_spawn_refused(turn: Sequence[ModelMessage]) -> bool:
+    """Whether the turn's latest spawn result is not ``accepted``."""
+    for message in reversed(turn):
+        if message.role == "tool" and message.name == SPAWN_TOOL:
+            return not _accepted(message.content)
+    return False
 
 
 def _call(name: str, arguments: JSONObject, serial: int) -> ToolCall:
@@ -270,7 +283,9 @@ def _call(name: str, arguments: JSONObject, serial: int) -> ToolCall:
 
 def plan_reply(system: str, messages: Sequence[ModelMessage]) -> Plan:
     """The offline model's answer to ``messages`` (pure; see the module docstring)."""
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    last_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), -1
+    )
     if last_user < 0:
         return Plan(text="echo: ")
     trigger = messages[last_user].content
@@ -287,15 +302,11 @@ def plan_reply(system: str, messages: Sequence[ModelMessage]) -> Plan:
         directives = parse_directives("")
         if origin is not None:
             directives.wave = parse_directives(_directive_text(messages[origin].content)).wave
-        opening = _completion_ack(trigger)
     else:
         origin = last_user
-        opening = ""
     wave = directives.wave
     if wave is not None and origin is not None:
-        turn_results = [r for r in _results(turn) if r.name == SPAWN_TOOL]
-        refused = bool(turn_results) and _status(turn_results[-1].details) != "accepted"
-        slot_call = None if refused else _next_slot(messages, origin, wave)
+        slot_call = None if _last_spawn_refused(turn) else _next_slot(messages, origin, wave)
         if slot_call is not None:
             plan = Plan(calls=[slot_call])
             if first_round and kind is not TurnKind.COMPLETION:
@@ -318,6 +329,7 @@ def plan_reply(system: str, messages: Sequence[ModelMessage]) -> Plan:
         return Plan(text=text, sleep_ms=directives.sleep_ms)
     results = _results(turn)
     if kind is TurnKind.COMPLETION:
+        opening = _completion_ack(trigger)
         return Plan(text=opening + (f" | {summarize(results)}" if results else ""))
     return Plan(text=directives.reply if directives.reply is not None else summarize(results))
 
@@ -341,7 +353,7 @@ class OfflineProvider:
             await asyncio.sleep(plan.sleep_ms / 1000)
         if plan.fail is not None:
             raise ProviderError(plan.fail, provider="offline")
-        for chunk in echo_chunks(plan.text):
+        for chunk in word_chunks(plan.text):
             await asyncio.sleep(self.delay_ms / 1000)
             yield TextDelta(chunk)
         for call in plan.calls:

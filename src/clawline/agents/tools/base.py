@@ -30,16 +30,17 @@ the gateway only through ``ctx.host``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from clawline.types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from clawline.config import AgentConfig
     from clawline.records.session import SessionEntry
+    from clawline.sessions.catalog import CatalogTransaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,9 @@ class ToolResult:
         return cls({"status": status, "error": message, **extra}, is_error=True)
 
 
+ResultRecorder: TypeAlias = "Callable[[CatalogTransaction, ToolResult], None]"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Who is calling: the requester session and its run, and where its files live; ``host``
@@ -83,6 +87,12 @@ class ToolContext:
     """The requester's agent configuration (subagent limits, tool policy, model)."""
     lane: str | None = None
     """The run's lane (``main``, ``subagent``, ``nested``, …; ``None`` = main)."""
+    record_result: ResultRecorder | None = None
+    """Writes this call's result message to the requester's transcript inside a transaction
+    of the tool's (``record_result(work, result)``), so that the result commits with the
+    effect it reports, or neither does; the turn loop then does not append it again
+    (``sessions_spawn`` uses it). ``None``: the tool's result is appended by the turn loop
+    after it returns. Not passed on to another tool (``host`` calls get ``None``)."""
 
 
 class Tool(Protocol):
