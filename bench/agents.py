@@ -98,6 +98,7 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
             profilers = [loop_profiler, store_profiler]
         if traced is not None:
             await runtime.workers.run(traced.trace, counted)
+        calls_before = (runtime.workers.calls, runtime.workers.inline_calls)
         started = time.perf_counter()
         message = f"spawn {args.children} x: check item"
         await runtime.runs.send(session_key=PARENT, message=message, idempotency_key="bench")
@@ -107,6 +108,8 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
             if await _settled(runtime, args.children):
                 break
         elapsed = time.perf_counter() - started
+        calls = runtime.workers.calls - calls_before[0]
+        inline_calls = runtime.workers.inline_calls - calls_before[1]
         if traced is not None:
             await runtime.workers.run(traced.trace, None)
         for profiler in profilers[:1]:
@@ -116,6 +119,7 @@ async def _run(args: argparse.Namespace, state: Path) -> dict[str, Any]:
         figures = await runtime.workers.run(_figures, store)
     runtime.close()
     figures["elapsed_s"] = elapsed
+    figures["store_calls"], figures["inline_calls"] = calls, inline_calls
     figures["transactions"] = counted.transactions if traced is not None else None
     figures["statements"] = counted.statements if traced is not None else None
     for name, profiler in zip(("event loop", "store thread"), profilers, strict=False):
@@ -210,6 +214,11 @@ def main() -> int:
             print(
                 f"{name:<22} {value:.1f} per child  target <= {bound:.0f} {_verdict(value, bound)}"
             )
+    print(
+        f"store calls            {figures['store_calls'] / per_child:.1f} per child,"
+        f" {figures['inline_calls'] / max(1, figures['store_calls']):.0%} of them at once"
+        " on the event loop (short calls, SQLite)"
+    )
     print(f"task statuses          {figures['task_statuses']}")
     print(f"lost or failed         {figures['lost_or_failed']} (must be 0)")
     print(f"delivered exactly once {figures['delivered_once']} / {figures['spawned']}")

@@ -92,7 +92,7 @@ class Runtime:
         self.settings = settings
         self.store = store
         self.clock = clock
-        self.workers = StoreWorkers(store)
+        self.workers = StoreWorkers(store, short_calls_inline=True)
         """The threads that run blocking store work (``await workers.run(fn, ...)``)."""
         self.events = DomainEvents()
         """The domain event stream (:mod:`clawline.events`)."""

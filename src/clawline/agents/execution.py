@@ -215,7 +215,7 @@ class RunExecution:
             if stream.closed:
                 raise RuntimeError(f"run {run.run_id} has ended; no more transcript messages")
             run.opening = None
-            event = await workers.run(
+            event = await workers.run_short(
                 self._catalog.append, run.session_key, MESSAGE_EVENT, data, run_id=run.run_id
             )
             return message_json(event)
@@ -339,7 +339,7 @@ class RunExecution:
         cause = Cause("send", phase, run.run_id)
         told = False
         try:
-            told = await self._workers.run(self._end_now, end, cause)
+            told = await self._workers.run_short(self._end_now, end, cause)
         except Exception as error:
             if not writes:
                 log.warning("run %s: end not stored: %s", run.run_id, error)
@@ -347,7 +347,9 @@ class RunExecution:
             else:  # the run's own end, at least; the end hooks write their part themselves
                 log.warning("run %s: end not stored with its writers' part: %s", run.run_id, error)
                 try:
-                    told = await self._workers.run(self._end_now, replace(end, writes=[]), cause)
+                    told = await self._workers.run_short(
+                        self._end_now, replace(end, writes=[]), cause
+                    )
                 except Exception as again:
                     log.warning("run %s: end not stored: %s", run.run_id, again)
                     self._events.publish(ended)

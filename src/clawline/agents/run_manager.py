@@ -445,7 +445,9 @@ class RunManager:
         prepared: _Prepared | IdempotencyRecord
         try:
             if run.message_seq is None:
-                prepared = await self._workers.run(self._prepare_now, run, data, prepare, claimed)
+                prepared = await self._workers.run_short(
+                    self._prepare_now, run, data, prepare, claimed
+                )
             else:
                 prepared = await self._workers.run(self._existing_now, run)
         except BaseException as error:

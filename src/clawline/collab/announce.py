@@ -214,7 +214,7 @@ class Announcer:
         if failures is not None and now < failures.retry_at and not force:
             return None
         try:
-            outcome = await self._workers.run(self._deliver_now, requester, now, force)
+            outcome = await self._workers.run_short(self._deliver_now, requester, now, force)
         except ClawlineError as error:
             self._failed(requester, now, error)
             return None

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from clawline.errors import StoreError
 from clawline.records.session import SessionEntry
 from clawline.records.transcript import TranscriptEvent, TranscriptInfo
 from clawline.store.cursor import Position
@@ -288,6 +289,31 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
         """A write transaction; committed on normal exit, rolled back on an exception."""
+
+    def claim_now(self) -> bool:
+        """Take the store for the calling thread if that needs no waiting, for a short call
+        run where it is made (:meth:`~clawline.store.workers.StoreWorkers.run_short`); ``True``
+        obliges a :meth:`release_claim`. ``False`` (the default): calls always go to a worker
+        — a store on a server answers over the network."""
+        return False
+
+    def release_claim(self) -> None:
+        """Give back what :meth:`claim_now` took."""
+        raise StoreError("release_claim without a claim: this store is never claimed")
+
+    def checkpoint_due(self) -> bool:
+        """Whether :meth:`checkpoint` has work worth doing now."""
+        return False
+
+    @abc.abstractmethod
+    def checkpoint(self) -> None:
+        """Move committed work out of the store's log, when it keeps one the caller runs
+        (SQLite's WAL, once its automatic checkpoints are off: :meth:`defer_checkpoints`)."""
+
+    @abc.abstractmethod
+    def defer_checkpoints(self) -> None:
+        """From now on the log is checkpointed only by :meth:`checkpoint` (a worker's job), not
+        inside whichever commit fills it, which may be a short call run on the event loop."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

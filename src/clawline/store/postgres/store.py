@@ -293,6 +293,12 @@ class PostgresStore(Store):
             raise StoreUnavailable(f"cannot use {self.location}: {self._scrub(error)}") from None
         attach_reads(self, self._fetch, self._dialect)
 
+    def checkpoint(self) -> None:
+        """Nothing: the server checkpoints its own log."""
+
+    def defer_checkpoints(self) -> None:
+        """Nothing: no call on this store runs on the event loop (:meth:`claim_now`)."""
+
     @property
     def max_concurrency(self) -> int:
         """The pool size: a transaction or read per connection."""
