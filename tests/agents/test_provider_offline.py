@@ -303,3 +303,21 @@ def test_a_refused_slot_gets_a_new_id_but_an_interrupted_one_does_not() -> None:
         user(completion_event("t")),
     ]
     assert wave_ids(messages) == ["offline-wave-1-0-r1"]
+
+
+def test_the_first_free_slot_is_asked_for_whatever_order_slots_were_accepted_in() -> None:
+    def result(slot: int) -> list[ModelMessage]:
+        call = ToolCall(f"offline-wave-2-{slot}", "sessions_spawn", {"task": "go"})
+        return [
+            ModelMessage("assistant", "", tool_calls=[call]),
+            ModelMessage("tool", json.dumps(ACCEPTED), tool_call_id=call.id, name=call.name),
+        ]
+
+    # slot 1 and 3 accepted, slot 0's result lost (a crash), slot 2 never asked for
+    messages = [ModelMessage("user", "spawn 5 x: go", seq=2), *result(1), *result(3)]
+    assert wave_ids(messages) == ["offline-wave-2-0"]
+    messages = [*messages, *result(0)]
+    assert wave_ids(messages) == ["offline-wave-2-2"]  # 0 and 1 done, 3 still done
+    messages = [*messages, *result(2)]
+    assert wave_ids(messages) == ["offline-wave-2-4"]
+    assert plan_reply(SYSTEM, [*messages, *result(4)]).calls == []

@@ -30,9 +30,8 @@ import asyncio
 import functools
 import json
 import re
-from collections import Counter
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clawline.agents.providers.base import (
@@ -203,19 +202,41 @@ def _history_words(messages: Sequence[ModelMessage]) -> int:
     return int(total)
 
 
+@dataclass(frozen=True, slots=True)
+class _Slots:
+    """What a wave's results so far say: slots ``0 … done - 1`` accepted, ``later`` accepted
+    beyond the first free one, ``refusals`` per slot. Kept per history prefix and never
+    changed in place (another history may go on from the same prefix)."""
+
+    done: int = 0
+    later: frozenset[int] = frozenset()
+    refusals: tuple[tuple[int, int], ...] = ()
+
+    def accepted(self, slot: int) -> _Slots:
+        if slot < self.done or slot in self.later:
+            return self
+        if slot != self.done:
+            return replace(self, later=self.later | {slot})
+        done, later = slot + 1, set(self.later)
+        while done in later:
+            later.discard(done)
+            done += 1
+        return replace(self, done=done, later=frozenset(later))
+
+    def refused(self, slot: int) -> _Slots:
+        counts = dict(self.refusals)
+        counts[slot] = counts.get(slot, 0) + 1
+        return replace(self, refusals=tuple(counts.items()))
+
+
 def _next_slot(messages: Sequence[ModelMessage], origin: int, wave: Wave) -> ToolCall | None:
     """The call for the wave's first slot without an accepted spawn; ``None`` when all are."""
     # Runs every round of a wave over the whole wave so far: look at spawn results only, and
     # only at the ones the previous round of this history did not see.
     wave_id = _wave_id(messages, origin)
     prefix = f"{_SLOT_PREFIX}{wave_id}-"
-    accepted: set[int]
-    refusals: Counter[int]
     start, kept = _PREFIXES.resume(messages, origin, prefix)
-    if kept is None:
-        accepted, refusals = set(), Counter()
-    else:
-        accepted, refusals = set(kept[0]), Counter(kept[1])
+    slots: _Slots = kept if isinstance(kept, _Slots) else _Slots()
     for message in messages[start:]:
         call_id = message.tool_call_id or ""
         if message.role != "tool" or message.name != SPAWN_TOOL or not call_id.startswith(prefix):
@@ -224,15 +245,14 @@ def _next_slot(messages: Sequence[ModelMessage], origin: int, wave: Wave) -> Too
         if match is None:
             continue
         if _accepted(message.content):
-            accepted.add(int(match[1]))
+            slots = slots.accepted(int(match[1]))
         elif not message.interrupted:
-            refusals[int(match[1])] += 1
-    _PREFIXES.keep(messages, origin, prefix, (frozenset(accepted), dict(refusals)))
-    slot = next((k for k in range(wave.count) if k not in accepted), None)
-    if slot is None:
+            slots = slots.refused(int(match[1]))
+    _PREFIXES.keep(messages, origin, prefix, slots)
+    if slots.done >= wave.count:
         return None
-    tries = refusals[slot]
-    call_id = f"{prefix}{slot}" + (f"-r{tries}" if tries else "")
+    tries = dict(slots.refusals).get(slots.done, 0)
+    call_id = f"{prefix}{slots.done}" + (f"-r{tries}" if tries else "")
     return ToolCall(id=call_id, name=SPAWN_TOOL, arguments={"task": wave.task})
 
 
