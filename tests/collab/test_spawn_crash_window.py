@@ -35,6 +35,7 @@ from clawline.agents.runner import RunContext, RunOutput
 from clawline.agents.tools.base import Tool, ToolContext, ToolResult
 from clawline.collab.spawn import SessionsSpawnTool
 from clawline.config import Settings
+from clawline.records.session import SessionEntry
 from clawline.runtime import Runtime
 from clawline.types import JSON
 from tests.collab.conftest import MakeServices
@@ -101,26 +102,34 @@ def spawn_results(messages: list[Mapping[str, JSON]]) -> list[Mapping[str, JSON]
     return [m for m in messages if m.get("role") == "tool" and m.get("name") == "sessions_spawn"]
 
 
-async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
-    make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
-) -> None:
+async def crash_after_second_spawn(
+    make_services: MakeServices, second_life: list[Runtime], tmp_path: Path, *, records: bool
+) -> tuple[Runtime, SessionEntry, str]:
+    """The first life dies once its 2nd spawn is committed; the second life opens on what was
+    committed. Returns it, the parent's entry there and the wave's slot id prefix."""
     first = await make_services(CONFIG, scripted=False)
-    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2, records=False)
+    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2, records=records)
     first.runs.tools.register(dies, replace=True)
     first.runs.route(keys.is_subagent_key, NeverEnds)
     await first.runs.send(session_key=MAIN, message=WAVE, idempotency_key="wave")
     await asyncio.wait_for(dies.died.wait(), 10)
     backup(first.settings.sqlite_path, tmp_path / "after-crash")
-
     services = Runtime.open(Settings(state_dir=tmp_path / "after-crash", raw=CONFIG))
     second_life.append(services)
-    store = services.store
-    parent = store.get(MAIN)
+    parent = services.store.get(MAIN)
     assert parent is not None
-    wave_seq = next(
-        event.seq for event in store.events(parent.session_id) if event.data.get("role") == "user"
+    events = services.store.events(parent.session_id)
+    wave_seq = next(event.seq for event in events if event.data.get("role") == "user")
+    return services, parent, f"offline-wave-{wave_seq}-"
+
+
+async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
+    make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
+) -> None:
+    services, parent, slot = await crash_after_second_spawn(
+        make_services, second_life, tmp_path, records=False
     )
-    slot = f"offline-wave-{wave_seq}-"
+    store = services.store
     # the state the crash left: slot 1's child committed, its call without a result
     committed = {run.spawn_key: run for run in store.runs.for_requester(MAIN)}
     assert set(committed) == {f"{parent.session_id}/{slot}0", f"{parent.session_id}/{slot}1"}
@@ -168,23 +177,10 @@ async def test_a_spawn_cut_off_by_a_crash_is_found_again_not_redone(
 async def test_a_spawn_and_its_result_commit_together(
     make_services: MakeServices, second_life: list[Runtime], tmp_path: Path
 ) -> None:
-    first = await make_services(CONFIG, scripted=False)
-    dies = DiesAfterSpawn(tool_of(first, "sessions_spawn"), at=2, records=True)
-    first.runs.tools.register(dies, replace=True)
-    first.runs.route(keys.is_subagent_key, NeverEnds)
-    await first.runs.send(session_key=MAIN, message=WAVE, idempotency_key="wave")
-    await asyncio.wait_for(dies.died.wait(), 10)
-    backup(first.settings.sqlite_path, tmp_path / "after-crash")
-
-    services = Runtime.open(Settings(state_dir=tmp_path / "after-crash", raw=CONFIG))
-    second_life.append(services)
-    store = services.store
-    parent = store.get(MAIN)
-    assert parent is not None
-    wave_seq = next(
-        event.seq for event in store.events(parent.session_id) if event.data.get("role") == "user"
+    services, parent, slot = await crash_after_second_spawn(
+        make_services, second_life, tmp_path, records=True
     )
-    slot = f"offline-wave-{wave_seq}-"
+    store = services.store
     committed = {run.spawn_key: run for run in store.runs.for_requester(MAIN)}
     assert set(committed) == {f"{parent.session_id}/{slot}0", f"{parent.session_id}/{slot}1"}
     # the tool never returned, yet its result is committed: with the child, not after it

@@ -114,7 +114,7 @@ def test_the_limit_holds_and_a_larger_one_reads_afresh(
     assert history.fresh_reads == 3
 
 
-def test_what_is_held_is_bounded(catalog: SessionCatalog, store: Store, clock: FakeClock) -> None:
+def test_what_is_held_is_bounded(catalog: SessionCatalog, store: Store) -> None:
     history = RecentHistory(max_messages=10)
     ids = []
     for n in range(3):

@@ -209,14 +209,13 @@ class AgentRunner:
         elif tool is None:
             result = ToolResult.error(f"Tool {call.name} not found")
         else:
-            call_ctx = replace(base, tool_call_id=call.id, record_result=None)
-            if ctx.appends_in_transactions:
 
-                def record_result(work: CatalogTransaction, result: ToolResult) -> None:
-                    ctx.append_in_transaction(work, tool_result_message(call, result))
-                    work.tx.after_commit(lambda: recorded.append(result))
+            def record_result(work: CatalogTransaction, result: ToolResult) -> None:
+                ctx.append_in_transaction(work, tool_result_message(call, result))
+                work.tx.after_commit(lambda: recorded.append(result))
 
-                call_ctx = replace(call_ctx, record_result=record_result)
+            recorder = record_result if ctx.appends_in_transactions else None
+            call_ctx = replace(base, tool_call_id=call.id, record_result=recorder)
             try:
                 outcome: object = await tool.invoke(call_ctx, args)
             except asyncio.CancelledError:

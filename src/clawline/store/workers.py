@@ -27,7 +27,6 @@ as long as its transaction.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -82,10 +81,6 @@ class StoreWorkers:
         """Run ``fn(*args, **kwargs)`` on a worker and return its result."""
         loop = asyncio.get_running_loop()
         self.calls += 1
-        if self._store is None:
-            return await loop.run_in_executor(
-                self._executor, functools.partial(fn, *args, **kwargs)
-            )
         with self._pending_lock:
             self._pending += 1
         try:
